@@ -1,0 +1,107 @@
+"""The `kata` command.
+
+    kata list                  the exercises, in order, and how to check them
+    kata hint NAME             the hint for one exercise
+    kata data [--root DIR]     draw a synthetic CelebA in the real on-disk layout
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+from kata.target import curriculum
+
+
+def default_data_root() -> Path:
+    """Where datasets go unless --root says otherwise: $KATA_DATA, else ./data."""
+    return Path(os.environ.get("KATA_DATA") or "data")
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative; a count of images is 0 or more")
+    return value
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    print("device-kata: the exercises, in order (edit exercises/NAME.py, check with `pytest exercises/NAME.py`)\n")
+    for number, ex in enumerate(curriculum(), 1):
+        print(f"  {number}. {ex['name']:<9} {ex['title']}")
+    print("\n`pytest exercises` checks them all; `kata hint NAME` gives a hint.")
+    return 0
+
+
+def cmd_hint(args: argparse.Namespace) -> int:
+    by_name = {ex["name"]: (n, ex) for n, ex in enumerate(curriculum(), 1)}
+    if args.name not in by_name:
+        print(f"kata hint: no exercise {args.name!r}; the exercises are: {', '.join(by_name)}", file=sys.stderr)
+        return 2
+    number, ex = by_name[args.name]
+    print(f"{number}. {ex['name']}: {ex['title']}\n")
+    print(textwrap.indent(ex["hint"].strip(), "  "))
+    return 0
+
+
+def cmd_data(args: argparse.Namespace) -> int:
+    from kata import synth
+
+    root = Path(args.root) if args.root else default_data_root()
+    start = time.perf_counter()
+    folder = synth.generate(root, n_train=args.train, n_valid=args.valid, n_test=args.test,
+                            seed=args.seed, workers=args.workers, progress=True)
+    seconds = time.perf_counter() - start
+    total = args.train + args.valid + args.test
+    print(f"synthetic CelebA: {total:,} images ({args.train:,} train, {args.valid:,} valid, {args.test:,} test, "
+          f"seed {args.seed}) in {folder} ({seconds:.1f} s)")
+    print(f"load it with kata.celeba.CelebA({str(root)!r}, split='train', ...), or `load_splits({str(root)!r})`")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    p = sub.add_parser("list", help="the exercises, in order")
+    p.set_defaults(func=cmd_list)
+
+    p = sub.add_parser("hint", help="the hint for one exercise")
+    p.add_argument("name", help="an exercise: " + ", ".join(ex["name"] for ex in curriculum()))
+    p.set_defaults(func=cmd_hint)
+
+    p = sub.add_parser("data", help="draw a synthetic CelebA (real on-disk layout)",
+                       description="Draw a synthetic CelebA under ROOT/celeba/, in the real dataset's layout "
+                                   "(img_align_celeba/ and the five .txt files), for when the real one "
+                                   "can't be downloaded. Same seed, same files.")
+    p.add_argument("--root", help="folder to hold celeba/ (default: $KATA_DATA, else ./data)")
+    p.add_argument("--train", type=_count, default=16000, help="training images (default: 16000, as the book uses)")
+    p.add_argument("--valid", type=_count, default=1000, help="validation images (default: 1000)")
+    p.add_argument("--test", type=_count, default=1000, help="test images (default: 1000)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    p.add_argument("--workers", type=int, default=None, help="processes drawing images (default: one per core)")
+    p.set_defaults(func=cmd_data)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except (ValueError, RuntimeError, OSError) as err:
+        print(f"kata {args.command}: {err}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

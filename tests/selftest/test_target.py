@@ -1,0 +1,168 @@
+"""The harness: which folder a run checks, and how its modules are imported."""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from kata.target import CONTRACT, NAMES, PROJECT_ROOT, Target, TargetError, curriculum, find_target
+
+SOLUTIONS = PROJECT_ROOT / "solutions"
+EXERCISES = PROJECT_ROOT / "exercises"
+
+
+def write(folder: Path, name: str, source: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text(textwrap.dedent(source))
+    return path
+
+
+# --- the curriculum and the contract ---------------------------------------
+
+
+def test_curriculum_lists_the_six_contract_modules_in_order():
+    assert CONTRACT == ("devices", "data", "model", "training", "plotting", "sync")
+    for ex in curriculum():
+        assert ex["title"] and ex["hint"].strip() and ex["points"] > 0 and ex["names"], ex["name"]
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_every_stub_and_solution_defines_the_contract_names(name):
+    for folder in (EXERCISES, SOLUTIONS):
+        module = Target(folder).load(name)
+        missing = [n for n in NAMES[name] if not hasattr(module, n)]
+        assert not missing, f"{folder.name}/{name}.py lacks {missing}"
+
+
+@pytest.mark.parametrize("name", CONTRACT)
+def test_every_stub_teaches_and_raises_not_implemented(name):
+    module = Target(EXERCISES).load(name)
+    assert module.__doc__ and f"pytest exercises/{name}.py" in module.__doc__, (
+        f"exercises/{name}.py's docstring should say how to check it")
+    for attr in NAMES[name]:
+        obj = getattr(module, attr)
+        if callable(obj):
+            assert obj.__doc__ and len(obj.__doc__) > 80, f"exercises/{name}.py: {attr} needs a teaching docstring"
+    source = (EXERCISES / f"{name}.py").read_text()
+    assert source.count('raise NotImplementedError("') >= len([a for a in NAMES[name] if callable(getattr(module, a))])
+
+
+# --- finding the target ------------------------------------------------------
+
+
+def test_find_target_accepts_a_folder_a_parent_of_exercises_or_a_module_file(tmp_path):
+    write(tmp_path / "alice", "data.py", "X = 1\n")
+    write(tmp_path / "bob" / "exercises", "model.py", "X = 1\n")
+    assert find_target(tmp_path / "alice") == tmp_path / "alice"
+    assert find_target(tmp_path / "bob") == tmp_path / "bob" / "exercises"
+    assert find_target(tmp_path / "alice" / "data.py") == tmp_path / "alice"
+    assert find_target(EXERCISES) == EXERCISES
+
+
+def test_find_target_refuses_the_project_root_tests_and_other_files(tmp_path):
+    write(tmp_path, "notes.py", "X = 1\n")
+    assert find_target(PROJECT_ROOT) is None, "plain `pytest .` in the project is its self-check"
+    assert find_target(PROJECT_ROOT / "tests") is None
+    assert find_target(tmp_path) is None
+    assert find_target(tmp_path / "notes.py") is None
+    assert find_target(tmp_path / "missing") is None
+
+
+# --- loading -----------------------------------------------------------------
+
+
+def test_modules_load_from_the_target_folder_only(tmp_path, monkeypatch):
+    write(tmp_path / "stray", "data.py", "WHO = 'stray copy'\n")
+    write(tmp_path / "target", "data.py", "WHO = 'target'\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "stray"))
+    monkeypatch.chdir(tmp_path / "stray")
+    assert Target(tmp_path / "target").load("data").WHO == "target"
+
+
+def test_two_targets_load_side_by_side_and_each_load_is_fresh(tmp_path):
+    write(tmp_path / "a", "data.py", "WHO = 'a'\n")
+    write(tmp_path / "b", "data.py", "WHO = 'b'\n")
+    a, b = Target(tmp_path / "a"), Target(tmp_path / "b")
+    assert (a.load("data").WHO, b.load("data").WHO) == ("a", "b")
+    assert a.load("data") is a.load("data"), "one target imports a module once"
+    (tmp_path / "a" / "data.py").write_text("WHO = 'a, edited'\n")
+    assert Target(tmp_path / "a").load("data").WHO == "a, edited", "a new run imports afresh"
+
+
+def test_modules_of_one_target_can_import_each_other_relatively(tmp_path):
+    write(tmp_path, "devices.py", "def to_python(x):\n    return 42\n")
+    write(tmp_path, "training.py", "from .devices import to_python\nANSWER = to_python(None)\n")
+    assert Target(tmp_path).load("training").ANSWER == 42
+
+
+@pytest.mark.parametrize("source, expected", [
+    ("def f(:\n", ["data.py failed to import (line 1)", "SyntaxError"]),
+    ("import numpy\nraise ValueError('boom')\n", ["data.py failed to import (line 2", "ValueError: boom"]),
+    ("import sys\nsys.exit(0)\n", ["data.py failed to import", "SystemExit", "keep top-level code"]),
+    ("import os\nos.environ['X']\n", ["KeyError"]),
+    ("from devices import to_python\n", ["No module named 'devices'", "from .devices import"]),
+])
+def test_a_module_that_fails_to_import_names_the_file_and_the_error(tmp_path, source, expected):
+    write(tmp_path, "data.py", source)
+    target = Target(tmp_path)
+    with pytest.raises(TargetError) as info:
+        target.load("data")
+    for text in expected:
+        assert text in str(info.value)
+    with pytest.raises(TargetError):  # the failure is remembered, not re-run
+        target.module("data").train_transform
+
+
+def test_a_missing_module_or_name_fails_with_a_pointer(tmp_path):
+    write(tmp_path, "data.py", "SMILING = 31\n")
+    target = Target(tmp_path)
+    assert target.module("data").SMILING == 31
+    with pytest.raises(TargetError, match=r"data.py defines no `get_smile`"):
+        target.module("data").get_smile
+    with pytest.raises(TargetError, match=r"model.py does not exist"):
+        target.module("model").build_model
+    with pytest.raises(AttributeError):  # a tool probing for other names gets a plain AttributeError
+        target.module("data").execute_example
+
+
+# --- whole runs --------------------------------------------------------------
+
+
+def pytest_run(*args, cwd):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *args],
+                          cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_pytest_path_checks_a_submission_outside_the_project(tmp_path):
+    # Alice's model is right, her data.py does not even parse, the rest is missing;
+    # a broken copy of model.py lies in the folder pytest runs from.
+    alice = tmp_path / "submissions" / "alice"
+    alice.mkdir(parents=True)
+    shutil.copy(SOLUTIONS / "model.py", alice / "model.py")
+    write(alice, "data.py", "def get_smile(attr:\n")
+    write(tmp_path, "model.py", "raise RuntimeError('the stray copy was imported')\n")
+    run = pytest_run(str(alice), "-m", "model or data", cwd=tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "kata: checking" in out and str(alice) in out
+    assert "the stray copy was imported" not in out
+    assert "data.py failed to import (line 1)" in out
+    assert re.search(r"3\. model +8/8 +passed +done", out), out
+    assert re.search(r"2\. data +0/\d+ +passed", out), out
+
+
+def test_pytest_exercises_fails_every_check_and_ends_with_a_table():
+    run = pytest_run("exercises/model.py", cwd=PROJECT_ROOT)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    assert "passed" not in out.splitlines()[-1], out.splitlines()[-1]
+    assert "not started: every check stops at the stub" in out
+    assert "exercises/model.py: not written yet" in out
+    assert "Next: 3. model" in out

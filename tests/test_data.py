@@ -1,0 +1,332 @@
+"""Checks for exercise 2, data: CelebA smiles.
+
+The book (chapter 14) labels each face with attribute 31 (Smiling), augments
+training images with a random crop and flip, crops validation and test images
+in the centre, shrinks everything to 64x64, takes the first 16,000 training and
+1,000 validation images, and batches them by 32, shuffling only the training
+set. These checks run the learner's pipeline on a small synthetic CelebA.
+"""
+
+import inspect
+import math
+
+import pytest
+import torch
+from hypothesis import given
+from PIL import Image
+from torch.utils.data import DataLoader, RandomSampler, SequentialSampler, Subset
+from torchvision import transforms as T
+
+import kata.celeba
+from kata.celeba import ATTRIBUTE_NAMES
+from kata.strategies import attribute_vectors, pil_images
+
+BOOK_TRAIN = [T.RandomCrop([178, 178]), T.RandomHorizontalFlip(), T.Resize([64, 64]), T.ToTensor()]
+BOOK_EVAL = [T.CenterCrop([178, 178]), T.Resize([64, 64]), T.ToTensor()]
+
+
+def face(celeba_root, index=0) -> Image.Image:
+    """One 178x218 face of the synthetic CelebA."""
+    folder = celeba_root / "celeba" / "img_align_celeba"
+    return Image.open(sorted(folder.iterdir())[index]).convert("RGB")
+
+
+def steps(transform) -> list[str]:
+    inner = transform.transforms if isinstance(transform, T.Compose) else [transform]
+    return [repr(t) for t in inner]
+
+
+def run(transform, image, seed):
+    torch.manual_seed(seed)
+    return transform(image)
+
+
+# --- the label ------------------------------------------------------------
+
+
+def test_smiling_is_attribute_31(data):
+    assert ATTRIBUTE_NAMES[31] == "Smiling"
+    assert data.SMILING == 31, (
+        f"SMILING is {data.SMILING}, which is CelebA's {ATTRIBUTE_NAMES[data.SMILING]!r}"
+        if isinstance(data.SMILING, int) and 0 <= data.SMILING < 40 else f"SMILING is {data.SMILING!r}"
+    ) + "; 'Smiling' is attribute 31 (the book's first printing used 18, Heavy_Makeup: see its errata)"
+
+
+def test_get_smile_reads_attribute_31(data):
+    # Probe with one-hot vectors: the one that comes back 1 tells which attribute is read.
+    read = [i for i in range(40) if int(data.get_smile(torch.eye(40, dtype=torch.int64)[i])) == 1]
+    assert read == [31], (
+        f"get_smile reads attribute {read} ({', '.join(ATTRIBUTE_NAMES[i] for i in read) or 'none'}); "
+        "it must return attr[31], Smiling (the book's first printing used 18, Heavy_Makeup: see its errata)")
+
+
+@given(attr=attribute_vectors())
+def test_get_smile_returns_the_smiling_attribute(data, attr):
+    label = data.get_smile(attr)
+    assert isinstance(label, torch.Tensor) and torch.equal(label, attr[31]), (
+        f"get_smile({attr.tolist()}) returned {label!r}, expected attr[31] = {attr[31]!r}: "
+        "index the tensor, so the label stays a 0-d tensor as the DataLoader expects")
+
+
+# --- the transforms -------------------------------------------------------
+
+
+@pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)])
+def test_transform_is_the_books_compose(data, which, book):
+    transform = getattr(data, which)()
+    assert isinstance(transform, T.Compose), (
+        f"{which}() returned {type(transform).__name__}; the book chains its steps with transforms.Compose([...])")
+    assert steps(transform) == [repr(t) for t in book], (
+        f"{which}() is Compose({steps(transform)}),\nthe book's is Compose({[repr(t) for t in book]}): "
+        "the same steps, in the same order, with the same sizes")
+
+
+@given(image=pil_images())
+def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
+    out = run(data.train_transform(), image, seed=0)
+    check_tensor_image(out, "train_transform")
+
+
+@given(image=pil_images())
+def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
+    out = data.eval_transform()(image)
+    check_tensor_image(out, "eval_transform")
+
+
+def check_tensor_image(out, which):
+    assert isinstance(out, torch.Tensor), (
+        f"{which} returned a {type(out).__name__}; end with transforms.ToTensor() so the model gets a tensor")
+    assert out.shape == (3, 64, 64), (
+        f"{which} gave shape {tuple(out.shape)}, expected (3, 64, 64): crop to [178, 178], then Resize([64, 64]) "
+        "(a list of two sizes; Resize(64) alone keeps the aspect ratio)")
+    assert out.dtype == torch.float32, f"{which} gave dtype {out.dtype}; ToTensor() makes float32"
+    assert 0.0 <= out.min().item() and out.max().item() <= 1.0, (
+        f"{which} gave values from {out.min().item()} to {out.max().item()}; ToTensor() scales pixels to [0, 1]")
+
+
+def test_eval_transform_matches_the_book_exactly(data, celeba_root):
+    for i in range(3):
+        image = face(celeba_root, i)
+        got = data.eval_transform()(image)
+        want = T.Compose(BOOK_EVAL)(image)
+        if torch.equal(got, want):
+            continue
+        resized_first = T.Compose([T.Resize([64, 64]), T.CenterCrop([178, 178]), T.ToTensor()])(image)
+        assert not (got.shape == resized_first.shape and torch.equal(got, resized_first)), (
+            "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
+            "padded. CenterCrop([178, 178]) must come first, then Resize([64, 64])")
+        pytest.fail("eval_transform(image) differs from the book's "
+                    "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face")
+
+
+def test_eval_transform_is_deterministic(data, celeba_root):
+    image = face(celeba_root)
+    outs = [run(data.eval_transform(), image, seed) for seed in range(4)]
+    assert all(torch.equal(outs[0], o) for o in outs[1:]), (
+        "eval_transform gave different tensors for the same image: validation and test images must not "
+        "be randomised (no RandomCrop or RandomHorizontalFlip there), or the scores can't be compared")
+
+
+def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
+    image = face(celeba_root, 1)
+    for seed in range(6):
+        got = run(data.train_transform(), image, seed)
+        want = run(T.Compose(BOOK_TRAIN), image, seed)
+        assert torch.equal(got, want), (
+            f"with torch.manual_seed({seed}), train_transform(image) differs from the book's "
+            "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]) "
+            "under the same seed: same steps, same order, same sizes, default flip probability 0.5")
+
+
+def test_train_transform_is_random(data, celeba_root):
+    image = face(celeba_root, 2)
+    outs = [run(data.train_transform(), image, seed) for seed in range(8)]
+    assert any(not torch.equal(outs[0], o) for o in outs[1:]), (
+        "train_transform gave the same tensor 8 times for one image: augmentation means a random crop "
+        "and a random horizontal flip each time an image is loaded")
+
+
+def test_train_transform_flips_about_half_the_time(data):
+    # Left half black, right half white: after a flip, the left side is bright.
+    image = Image.new("RGB", (178, 218), "black")
+    image.paste((255, 255, 255), (89, 0, 178, 218))
+    torch.manual_seed(0)
+    transform = data.train_transform()
+    flips = sum(bool(transform(image)[:, :, :32].mean() > 0.5) for _ in range(200))
+    assert 70 <= flips <= 130, (
+        f"the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
+        "them (p=0.5, its default) — a smile is still a smile in a mirror")
+
+
+def test_crop_happens_before_resize(data):
+    # A 178x218 picture with a white band in the 20 rows that CenterCrop(178) cuts off
+    # at the bottom: cropped first, the band is gone; resized first, it shows.
+    image = Image.new("RGB", (178, 218), "black")
+    image.paste((255, 255, 255), (0, 198, 178, 218))
+    out = data.eval_transform()(image)
+    assert out.max().item() < 0.05, (
+        "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
+        "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
+
+
+# --- the splits -----------------------------------------------------------
+
+
+def load(data, root, **kwargs):
+    """data.load_splits, with torchvision's checksum refusal explained."""
+    try:
+        return data.load_splits(root, **kwargs)
+    except RuntimeError as err:
+        if "Dataset not found or corrupted" in str(err):
+            pytest.fail("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
+                        "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
+                        f"real CelebA loads exactly as in torchvision).\n  ({err})", pytrace=False)
+        raise
+
+
+def test_load_splits_defaults_are_the_books(data):
+    params = inspect.signature(data.load_splits).parameters
+    defaults = {name: p.default for name, p in params.items() if name in ("n_train", "n_valid")}
+    assert defaults == {"n_train": 16000, "n_valid": 1000}, (
+        f"load_splits defaults are {defaults}; the book takes the first 16,000 training and 1,000 validation "
+        "images: def load_splits(root, n_train=16000, n_valid=1000)")
+
+
+def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatch):
+    calls = []
+
+    class Spy(kata.celeba.CelebA):
+        def __init__(self, *args, **kwargs):
+            calls.append((args, kwargs))
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(kata.celeba, "CelebA", Spy)
+    if hasattr(data._load(), "CelebA"):
+        monkeypatch.setattr(data._load(), "CelebA", Spy)
+    load(data, celeba_root, n_train=8, n_valid=4)
+    assert calls, "load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`"
+    bound = [inspect.signature(kata.celeba.CelebA.__init__).bind(None, *a, **k).arguments for a, k in calls]
+    splits = sorted(b.get("split", "train") for b in bound)
+    assert splits == ["test", "train", "valid"], (
+        f"load_splits loaded the splits {splits}; the book loads 'train', 'valid' and 'test', one each")
+    for b in bound:
+        split = b.get("split", "train")
+        assert b.get("target_type", "attr") == "attr", (
+            f"split {split!r} was loaded with target_type={b['target_type']!r}; the labels come from the 40 "
+            "attributes: target_type='attr'")
+        assert b.get("download", False) is False, (
+            f"split {split!r} was loaded with download={b['download']!r}: the book passes download=False "
+            "(the data must already be on disk)")
+        assert b.get("target_transform") is not None, (
+            f"split {split!r} has no target_transform: pass target_transform=get_smile, so each label is "
+            "the Smiling attribute instead of all 40")
+
+
+def test_load_splits_sizes_and_first_items(data, celeba_root):
+    full = {s: kata.celeba.CelebA(celeba_root, split=s) for s in ("train", "valid", "test")}
+    train, valid, test = load(data, celeba_root, n_train=10, n_valid=6)
+    for name, ds, n in (("train", train, 10), ("valid", valid, 6)):
+        assert isinstance(ds, Subset), (
+            f"the {name} set is a {type(ds).__name__}; the book takes the first n images with "
+            f"torch.utils.data.Subset(ds, torch.arange(n))")
+        assert len(ds) == n, f"the {name} set has {len(ds)} images, asked for the first {n}"
+        assert [int(i) for i in ds.indices] == list(range(n)), (
+            f"the {name} subset holds items {[int(i) for i in ds.indices]}; it should be the FIRST {n}: "
+            f"torch.arange({n}), not a random choice")
+        assert getattr(ds.dataset, "split", None) == name, (
+            f"the {name} subset is drawn from the {getattr(ds.dataset, 'split', '?')!r} split")
+    assert not isinstance(test, Subset) and len(test) == len(full["test"]), (
+        f"the test set has {len(test)} images, the whole test split has {len(full['test'])}: return it whole")
+    assert getattr(test, "split", None) == "test", "the third dataset returned must be the 'test' split"
+
+
+def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
+    # Read the labels straight from the attribute file, independently of torchvision.
+    lines = (celeba_root / "celeba" / "list_attr_celeba.txt").read_text().splitlines()
+    column = lines[1].split().index("Smiling")
+    smiling = {row.split()[0]: int(row.split()[1 + column]) == 1 for row in lines[2:]}
+    train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    for name, ds in (("train", train), ("valid", valid), ("test", test)):
+        base = ds.dataset if isinstance(ds, Subset) else ds
+        for i in range(4):
+            _, label = ds[i]
+            filename = base.filename[int(ds.indices[i]) if isinstance(ds, Subset) else i]
+            assert isinstance(label, torch.Tensor) and label.ndim == 0, (
+                f"{name}[{i}] has label {label!r}; with target_transform=get_smile it is a 0-d tensor "
+                "(the Smiling attribute), not the 40-vector")
+            assert bool(label) == smiling[filename], (
+                f"{name}[{i}] ({filename}) is labelled {int(label)}, but its Smiling attribute is "
+                f"{int(smiling[filename])}: the target_transform must pick attribute 31")
+
+
+def test_load_splits_augments_only_the_training_split(data, celeba_root):
+    train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    for name, ds in (("train", train), ("valid", valid), ("test", test)):
+        x, _ = ds[0]
+        check_tensor_image(x, f"the {name} split's transform")
+    image = face(celeba_root)
+    for name, ds, book in (("train", train, BOOK_TRAIN), ("valid", valid, BOOK_EVAL), ("test", test, BOOK_EVAL)):
+        base = ds.dataset if isinstance(ds, Subset) else ds
+        assert base.transform is not None, f"the {name} split has no transform"
+        for seed in range(3):
+            assert torch.equal(run(base.transform, image, seed), run(T.Compose(book), image, seed)), (
+                f"the {name} split's transform is not the book's "
+                + ("train_transform()" if name == "train" else "eval_transform()")
+                + ": random augmentation on training images only, the centre crop on valid and test")
+
+
+def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
+    n = len(kata.celeba.CelebA(celeba_root, split="train"))
+    with pytest.raises(ValueError) as info:
+        load(data, celeba_root, n_train=n + 1, n_valid=4)
+    assert str(n) in str(info.value), (
+        f"the ValueError says {str(info.value)!r}; say how many images the split has ({n}), so the "
+        "learner knows what to ask for")
+
+
+def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
+    with pytest.raises(RuntimeError) as info:
+        data.load_splits(tmp_path, n_train=8, n_valid=4)
+    assert "kata data" in str(info.value), (
+        "with no dataset under root, kata.celeba.CelebA raises an error that says how to get one "
+        f"(`kata data`); load_splits must let it through, but raised: {info.value!r}")
+
+
+# --- the loaders ----------------------------------------------------------
+
+
+def test_make_loaders_default_batch_size_is_32(data):
+    params = inspect.signature(data.make_loaders).parameters
+    assert "batch_size" in params and params["batch_size"].default == 32, (
+        "make_loaders(train, valid, test, batch_size=32): the book batches by 32")
+
+
+def test_make_loaders_batches_every_image_once(data, celeba_root):
+    train, valid, test = load(data, celeba_root, n_train=20, n_valid=12)
+    loaders = data.make_loaders(train, valid, test, batch_size=8)
+    assert isinstance(loaders, tuple) and len(loaders) == 3, "make_loaders returns (train_dl, valid_dl, test_dl)"
+    for name, dl, ds in zip(("train_dl", "valid_dl", "test_dl"), loaders, (train, valid, test)):
+        assert isinstance(dl, DataLoader), f"{name} is a {type(dl).__name__}, not a torch DataLoader"
+        assert dl.batch_size == 8, f"{name} has batch_size={dl.batch_size}; pass batch_size on to the DataLoader"
+        assert dl.dataset is ds, f"{name} does not load the dataset given for it"
+        sizes = [len(y) for _, y in dl]
+        assert sizes[0] == 8 and sum(sizes) == len(ds) and len(sizes) == math.ceil(len(ds) / 8), (
+            f"{name} gave batches of {sizes} for {len(ds)} images with batch_size=8; every image once, "
+            "the last batch may be smaller (drop_last=False, the default)")
+        x, y = next(iter(dl))
+        assert x.shape == (8, 3, 64, 64), f"{name} gave an image batch of shape {tuple(x.shape)}"
+
+
+def test_only_the_training_loader_shuffles(data, celeba_root):
+    train, valid, test = load(data, celeba_root, n_train=24, n_valid=12)
+    train_dl, valid_dl, test_dl = data.make_loaders(train, valid, test, batch_size=8)
+    assert isinstance(train_dl.sampler, RandomSampler), (
+        "train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each epoch sees "
+        "the training images in a new order")
+    for name, dl in (("valid_dl", valid_dl), ("test_dl", test_dl)):
+        assert isinstance(dl.sampler, SequentialSampler), (
+            f"{name} shuffles; only the training loader does (the scores don't depend on order, and a "
+            "fixed order makes runs comparable)")
+    torch.manual_seed(0)
+    orders = {tuple(torch.cat([y for _, y in train_dl]).tolist()) for _ in range(4)}
+    assert len(orders) > 1, "four passes over train_dl gave the labels in the same order: it does not shuffle"
