@@ -23,9 +23,11 @@ from torchvision import transforms
 
 from kata.celeba import CelebA
 
-# Attribute 31 of CelebA's 40 is 'Smiling'. The book's first printing used 18,
-# which is 'Heavy_Makeup' (see its errata): a model that learns make-up.
-SMILING = 31
+# Which of CelebA's 40 attributes is 'Smiling'? Its index (0-based) in
+# list_attr_celeba.txt (kata.celeba.ATTRIBUTE_NAMES lists them in order).
+# Careful: the book's first printing used 18, which is 'Heavy_Makeup' (see its
+# errata): a model that learns make-up.
+SMILING = None
 
 
 def get_smile(attr):

@@ -3,6 +3,7 @@
     kata list                  the exercises, in order, and how to check them
     kata hint NAME             the hint for one exercise
     kata data [--root DIR]     draw a synthetic CelebA in the real on-disk layout
+    kata train [--target T]    train the book's CNN with an implementation, plot as it goes
 """
 
 from __future__ import annotations
@@ -15,6 +16,10 @@ import time
 from pathlib import Path
 
 from kata.target import curriculum
+
+# `kata train` sizes: a quick run (a few minutes on a 2-core CPU), and chapter 14's.
+QUICK = dict(n_train=2000, n_valid=500, n_test=500, epochs=8)
+BOOK = dict(n_train=16000, n_valid=1000, n_test=1000, epochs=30)
 
 
 def default_data_root() -> Path:
@@ -29,6 +34,13 @@ def _count(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if value < 0:
         raise argparse.ArgumentTypeError(f"{value} is negative; a count of images is 0 or more")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
     return value
 
 
@@ -66,6 +78,22 @@ def cmd_data(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_train(args: argparse.Namespace) -> int:
+    from kata.train import KataUserError, Settings, run
+
+    preset = BOOK if args.book else QUICK
+    chosen = dict(n_train=args.train, n_valid=args.valid, n_test=args.test, epochs=args.epochs)
+    settings = Settings(**{k: v if v is not None else preset[k] for k, v in chosen.items()},
+                        target=args.target, root=args.root, batch_size=args.batch_size,
+                        device=args.device, out=args.out, book=args.book)
+    try:
+        run(settings)
+    except KataUserError as err:
+        print(f"kata train: {err}", file=sys.stderr)
+        return 1
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -88,6 +116,25 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
     p.add_argument("--workers", type=int, default=None, help="processes drawing images (default: one per core)")
     p.set_defaults(func=cmd_data)
+
+    p = sub.add_parser("train", help="train the book's CNN with an implementation (solutions by default)",
+                       description="Train the book's CNN on CelebA with the chosen implementation's data, "
+                                   "model, training and plotting modules. Writes history.png (redrawn each "
+                                   "epoch) and history.json into --out, and ends with the test accuracy.")
+    p.add_argument("--target", default="solutions",
+                   help="the implementation: solutions (default), exercises, or a folder of your own")
+    p.add_argument("--root", help="folder holding real CelebA in celeba/ (default: a synthetic set, "
+                                  "made on first use in $KATA_DATA or ./data)")
+    p.add_argument("--book", action="store_true", help="the book's run: 16,000 / 1,000 images, 30 epochs")
+    p.add_argument("--train", type=_positive, help=f"training images (default {QUICK['n_train']}; --book 16000)")
+    p.add_argument("--valid", type=_positive, help=f"validation images (default {QUICK['n_valid']}; --book 1000)")
+    p.add_argument("--test", type=_positive, help=f"synthetic test images (default {QUICK['n_test']}; --book 1000)")
+    p.add_argument("--epochs", type=_positive, help=f"epochs (default {QUICK['epochs']}; --book 30)")
+    p.add_argument("--batch-size", type=_positive, default=32, help="batch size (default 32, as the book)")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps"],
+                   help="auto (default) picks cuda, then mps, then cpu")
+    p.add_argument("--out", help="folder for history.png and history.json (default runs/<timestamp>)")
+    p.set_defaults(func=cmd_train)
     return parser
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 from kata.target import (CHECKS_DIR, CONTRACT, PROJECT_ROOT, Target, TargetError, curriculum,
-                         display, find_target)
+                         find_target, learner_error)
 
 TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None = self-check
 EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
@@ -202,9 +202,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if excinfo.errisinstance(TargetError):
         report.longrepr = str(excinfo.value)
     elif excinfo.errisinstance(NotImplementedError) and target is not None:
-        last = Path(str(excinfo.traceback[-1].path)).resolve()
-        if last.is_relative_to(target.path):
-            report.longrepr = f"{display(last)}: not written yet:\n  {excinfo.value}"
+        message = learner_error(excinfo.value, target)
+        if message is not None:
+            report.longrepr = message
             report.kata_todo = True
     return report
 

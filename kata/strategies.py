@@ -32,3 +32,81 @@ def attribute_vectors(n_attributes: int = 40):
 
 
 batch_sizes = st.integers(min_value=1, max_value=6)
+
+
+# --- Histories (exercise 5, plotting) -------------------------------------
+#
+# A history is what `train` returns and passes to `on_epoch`: four lists
+# (loss_train, loss_valid, acc_train, acc_valid) with one entry per epoch. The
+# plotting exercise must draw any of them: Python floats (`loss.item()`), NumPy
+# scalars, or 0-d tensors on any device, with or without autograd (the seed's
+# `is_correct.sum()` on the GPU). Values are float32-exact, so every kind of
+# entry holds exactly the value drawn, and a plot can be compared with it exactly.
+#
+# Tensors go to HISTORY_DEVICE unless a `device` is given: the CPU, with
+# `requires_grad=True` standing in for a device tensor (matplotlib can't turn
+# either into NumPy). Pass another device to check on an accelerator.
+
+from collections import namedtuple  # noqa: E402
+
+HISTORY_DEVICE = "cpu"
+
+# The book's names, as `train` returns them (a named tuple is welcome; a plain tuple works too).
+History = namedtuple("History", ["loss_hist_train", "loss_hist_valid",
+                                 "accuracy_hist_train", "accuracy_hist_valid"])
+
+
+def _tensor_entry(value, device, dtype_name="float32", leaf=True):
+    import torch
+
+    t = torch.tensor(value, dtype=getattr(torch, dtype_name), device=device or HISTORY_DEVICE,
+                     requires_grad=True)
+    return t if leaf else t * 1  # * 1: a result with a grad_fn, like a loss tensor kept whole
+
+
+# kind -> how an entry of that kind is made from a float (and a device for tensors).
+HISTORY_ENTRY_KINDS = {
+    "float": lambda v, device=None: float(v),
+    "numpy.float64": lambda v, device=None: np.float64(v),
+    "numpy.float32": lambda v, device=None: np.float32(v),
+    "tensor": lambda v, device=None: _tensor_entry(v, device),
+    "tensor.float64": lambda v, device=None: _tensor_entry(v, device, "float64"),
+    "tensor with grad_fn": lambda v, device=None: _tensor_entry(v, device, leaf=False),
+}
+
+
+def history_entry(value: float, kind: str, device=None):
+    """`value` as a history entry of `kind` (a key of HISTORY_ENTRY_KINDS)."""
+    return HISTORY_ENTRY_KINDS[kind](value, device)
+
+
+def make_history(values, kinds="float", device=None, named=False):
+    """A history from four lists of floats. `kinds` is one kind for every entry,
+    four kinds (one per list), or four lists of kinds (one per entry)."""
+    if isinstance(kinds, str):
+        kinds = [kinds] * 4
+    lists = []
+    for vals, kind in zip(values, kinds):
+        per_entry = [kind] * len(vals) if isinstance(kind, str) else kind
+        lists.append([history_entry(v, k, device) for v, k in zip(vals, per_entry)])
+    return History(*lists) if named else tuple(lists)
+
+
+# Values as training gives them: a loss >= 0 (BCELoss stops at 100), an accuracy in [0, 1].
+loss_values = st.floats(min_value=0, max_value=100, width=32)
+accuracy_values = st.floats(min_value=0, max_value=1, width=32)
+history_entry_kinds = st.sampled_from(sorted(HISTORY_ENTRY_KINDS))
+
+
+@st.composite
+def histories(draw, min_epochs=1, max_epochs=30, device=None):
+    """`(values, history)`: four lists of floats, and the same numbers as a history
+    (a plain or named tuple) whose lists hold one kind of entry each, or a mix."""
+    n = draw(st.integers(min_epochs, max_epochs))
+    values = tuple(draw(st.lists(v, min_size=n, max_size=n))
+                   for v in (loss_values, loss_values, accuracy_values, accuracy_values))
+    kinds = []
+    for _ in range(4):
+        kind = draw(st.sampled_from(["mixed", *sorted(HISTORY_ENTRY_KINDS)]))
+        kinds.append(draw(st.lists(history_entry_kinds, min_size=n, max_size=n)) if kind == "mixed" else kind)
+    return values, make_history(values, kinds, device, named=draw(st.booleans()))

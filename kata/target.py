@@ -151,6 +151,24 @@ class Target:
         return message
 
 
+def learner_error(exc: BaseException, target: Target) -> str | None:
+    """Say in one line what went wrong in the target's code, or None if the
+    error was not raised there (then it is nobody's fault but the kata's).
+
+    A NotImplementedError from the target is an exercise not written yet.
+    """
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if Path(f.filename).resolve().is_relative_to(target.path)]
+    if not frames:
+        return None
+    last = frames[-1]
+    where = display(Path(last.filename).resolve())
+    if isinstance(exc, NotImplementedError):
+        return f"{where}: `{last.name}` is not written yet:\n  {exc}"
+    return (f"{where}, line {last.lineno}, in {last.name}: {type(exc).__name__}: {exc}\n"
+            f"  `pytest {where}` runs the checks that say what is expected there")
+
+
 class TargetModule:
     """A lazy stand-in for a target's module: ``data.train_transform`` imports
     ``data.py`` on first use and fails with a teaching message if it can't."""

@@ -46,7 +46,6 @@ class LivePlot:
         FigureCanvasAgg(self.figure)
 
     def update(self, epoch, history):
-        _draw(self.figure, history)
-        self.figure.canvas.draw_idle()
+        _draw(self.figure, history)  # clears the figure and draws both panels afresh
         if self.path is not None:
-            self.figure.savefig(self.path)
+            self.figure.savefig(self.path)  # renders with Agg: no window, nothing blocks

@@ -184,16 +184,24 @@ def load(data, root, **kwargs):
         raise
 
 
-def test_load_splits_defaults_are_the_books(data):
+def test_load_splits_defaults_are_the_books(data, celeba_root):
     params = inspect.signature(data.load_splits).parameters
     defaults = {name: p.default for name, p in params.items() if name in ("n_train", "n_valid")}
     assert defaults == {"n_train": 16000, "n_valid": 1000}, (
         f"load_splits defaults are {defaults}; the book takes the first 16,000 training and 1,000 validation "
         "images: def load_splits(root, n_train=16000, n_valid=1000)")
+    # The small set has fewer: asked for the defaults, load_splits must say so.
+    for kwargs, n in (({}, 16000), ({"n_train": 8}, 1000)):
+        with pytest.raises(ValueError) as info:
+            load(data, celeba_root, **kwargs)
+        assert str(n) in str(info.value).replace(",", ""), (
+            f"load_splits(root{''.join(f', {k}={v}' for k, v in kwargs.items())}) on a set with fewer images "
+            f"raised {info.value!r}, which does not mention the {n} images asked for by default")
 
 
 def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatch):
     calls = []
+    signature = inspect.signature(kata.celeba.CelebA.__init__)
 
     class Spy(kata.celeba.CelebA):
         def __init__(self, *args, **kwargs):
@@ -205,7 +213,7 @@ def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatc
         monkeypatch.setattr(data._load(), "CelebA", Spy)
     load(data, celeba_root, n_train=8, n_valid=4)
     assert calls, "load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`"
-    bound = [inspect.signature(kata.celeba.CelebA.__init__).bind(None, *a, **k).arguments for a, k in calls]
+    bound = [signature.bind(None, *a, **k).arguments for a, k in calls]
     splits = sorted(b.get("split", "train") for b in bound)
     assert splits == ["test", "train", "valid"], (
         f"load_splits loaded the splits {splits}; the book loads 'train', 'valid' and 'test', one each")
@@ -287,6 +295,8 @@ def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
 def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
     with pytest.raises(RuntimeError) as info:
         data.load_splits(tmp_path, n_train=8, n_valid=4)
+    if info.type is NotImplementedError:  # a RuntimeError too: the stub, not the dataset's error
+        raise info.value
     assert "kata data" in str(info.value), (
         "with no dataset under root, kata.celeba.CelebA raises an error that says how to get one "
         f"(`kata data`); load_splits must let it through, but raised: {info.value!r}")
@@ -295,10 +305,12 @@ def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
 # --- the loaders ----------------------------------------------------------
 
 
-def test_make_loaders_default_batch_size_is_32(data):
-    params = inspect.signature(data.make_loaders).parameters
-    assert "batch_size" in params and params["batch_size"].default == 32, (
-        "make_loaders(train, valid, test, batch_size=32): the book batches by 32")
+def test_make_loaders_default_batch_size_is_32(data, celeba_root):
+    train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    sizes = [dl.batch_size for dl in data.make_loaders(train, valid, test)]
+    assert sizes == [32, 32, 32], (
+        f"make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
+        "def make_loaders(train, valid, test, batch_size=32)")
 
 
 def test_make_loaders_batches_every_image_once(data, celeba_root):
