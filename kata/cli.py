@@ -18,7 +18,7 @@ from pathlib import Path
 from kata.target import curriculum
 
 # `kata train` sizes: a quick run (a few minutes on a 2-core CPU), and chapter 14's.
-QUICK = dict(n_train=2000, n_valid=500, n_test=500, epochs=8)
+QUICK = dict(n_train=2000, n_valid=500, n_test=500, epochs=6)
 BOOK = dict(n_train=16000, n_valid=1000, n_test=1000, epochs=30)
 
 

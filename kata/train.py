@@ -126,7 +126,7 @@ class ProgressLoader:
         self.epoch += 1
         self._loss_sum, self._seen = 0.0, 0
         self._bar = tqdm(total=len(self.dl), desc=f"epoch {self.epoch}/{self.epochs}", unit="batch",
-                         leave=False, file=sys.stderr, dynamic_ncols=True)
+                         leave=False, file=sys.stderr, dynamic_ncols=True, disable=None)  # none in logs
         try:
             for x, y in self.dl:
                 self._y = y

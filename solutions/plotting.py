@@ -33,7 +33,7 @@ def _draw(fig, hist):
 
 def plot_history(history):
     # A Figure of its own (not pyplot's global state): nothing to show, nothing to block.
-    fig = Figure(figsize=(12, 4))
+    fig = Figure(figsize=(12, 4), layout="tight")  # room for the axis labels
     FigureCanvasAgg(fig)
     _draw(fig, history)
     return fig
@@ -42,7 +42,7 @@ def plot_history(history):
 class LivePlot:
     def __init__(self, path=None):
         self.path = path
-        self.figure = Figure(figsize=(12, 4))
+        self.figure = Figure(figsize=(12, 4), layout="tight")  # room for the axis labels
         FigureCanvasAgg(self.figure)
 
     def update(self, epoch, history):

@@ -1,7 +1,10 @@
 """`kata train`: the main job, end to end on small sizes."""
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 from PIL import Image
@@ -62,3 +65,20 @@ def test_the_command_line_reports_errors_plainly(tmp_path, data_home, capsys):
     assert code == 1
     err = capsys.readouterr().err
     assert "kata train: --root" in err and "celeba/" in err and "Traceback" not in err
+
+
+@pytest.mark.slow
+def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_path):
+    # No dataset anywhere: `kata train` draws its synthetic set into ./data first.
+    env = {k: v for k, v in os.environ.items() if k not in ("KATA_DATA", "PYTEST_ADDOPTS")}
+    run = subprocess.run([sys.executable, "-m", "kata.cli", "train"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=900)
+    assert run.returncode == 0, run.stdout + run.stderr
+    (folder,) = (tmp_path / "runs").iterdir()
+    record = json.loads((folder / "history.json").read_text())
+    assert (folder / "history.png").is_file()
+    assert (tmp_path / "data").is_dir(), "the synthetic set is cached in ./data"
+    valid = record["history"]["accuracy_hist_valid"][-1]
+    assert valid >= 0.90, f"the quick run ends at {valid:.3f} validation accuracy; the synthetic set must be learnable"
+    assert record["total_seconds"] <= 300, f"the quick run took {record['total_seconds']} s; it must fit in 300 s"
+    assert "test accuracy" in run.stdout
