@@ -110,3 +110,54 @@ def histories(draw, min_epochs=1, max_epochs=30, device=None):
         kind = draw(st.sampled_from(["mixed", *sorted(HISTORY_ENTRY_KINDS)]))
         kinds.append(draw(st.lists(history_entry_kinds, min_size=n, max_size=n)) if kind == "mixed" else kind)
     return values, make_history(values, kinds, device, named=draw(st.booleans()))
+
+
+# --- Nested containers of tensors (exercise 1, devices) --------------------
+#
+# What `to_device` and `to_python` walk through: lists, tuples, named tuples and
+# dicts, nested, holding tensors of random shapes and dtypes among plain values.
+
+Pair = namedtuple("Pair", ["first", "second"])
+
+TENSOR_DTYPES = ("float32", "float64", "int64", "int32", "bool")
+
+
+@st.composite
+def tensors(draw, max_dims=3, requires_grad=None):
+    """A CPU tensor of random shape (0-d included) and dtype; float ones may require grad."""
+    import torch
+
+    dtype = getattr(torch, draw(st.sampled_from(TENSOR_DTYPES)))
+    shape = tuple(draw(st.lists(st.integers(1, 3), max_size=max_dims)))
+    seed = draw(st.integers(0, 2**31 - 1))
+    g = torch.Generator().manual_seed(seed)
+    if dtype.is_floating_point:
+        t = torch.randn(shape, generator=g, dtype=dtype)
+        grad = draw(st.booleans()) if requires_grad is None else requires_grad
+        return t.requires_grad_(grad)
+    if dtype == torch.bool:
+        return torch.randint(0, 2, shape, generator=g).bool()
+    return torch.randint(-100, 100, shape, generator=g, dtype=dtype)
+
+
+plain_leaves = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000),
+                         st.floats(allow_nan=False, width=32), st.text(max_size=5))
+
+
+def nested(leaves):
+    """Lists, tuples, named tuples and dicts of `leaves`, nested a few levels."""
+    return st.recursive(
+        leaves,
+        lambda children: st.one_of(
+            st.lists(children, max_size=3),
+            st.lists(children, max_size=3).map(tuple),
+            st.builds(Pair, children, children),
+            st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=3),
+        ),
+        max_leaves=8,
+    )
+
+
+def nested_tensors(requires_grad=None):
+    """A nest of containers holding tensors and plain values."""
+    return nested(st.one_of(tensors(requires_grad=requires_grad), plain_leaves))
