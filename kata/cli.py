@@ -4,6 +4,7 @@
     kata hint NAME             the hint for one exercise
     kata data [--root DIR]     draw a synthetic CelebA in the real on-disk layout
     kata train [--target T]    train the book's CNN with an implementation, plot as it goes
+    kata bench [--target T]    time training epochs: CPU vs GPU, a sync per batch vs one per epoch
 """
 
 from __future__ import annotations
@@ -94,6 +95,35 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_bench(args: argparse.Namespace) -> int:
+    from kata import bench
+
+    return bench.main(target=args.target, out=args.out)
+
+
+def cmd_grade(args: argparse.Namespace) -> int:
+    from kata.grade import run_from_args
+
+    return run_from_args(args)
+
+
+def cmd_gradescope(args: argparse.Namespace) -> int:
+    from kata.grade_gradescope import run_from_args
+
+    return run_from_args(args)
+
+
+def _add_grading_limits(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=_positive, default=300, metavar="SECONDS",
+                   help="wall-clock limit for one submission's whole run (default 300)")
+    p.add_argument("--test-timeout", type=_positive, default=30, metavar="SECONDS",
+                   help="time limit for one check (default 30)")
+    p.add_argument("--memory", type=_positive, default=4096, metavar="MB",
+                   help="memory ceiling of a submission's test process (default 4096)")
+    p.add_argument("--slow", action="store_true",
+                   help="also run the checks marked slow (default: the checks `pytest exercises` runs)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -135,6 +165,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="auto (default) picks cuda, then mps, then cpu")
     p.add_argument("--out", help="folder for history.png and history.json (default runs/<timestamp>)")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("bench", help="time training epochs on each device and loop style",
+                       description="Run the epoch benchmarks (tests/benchmarks) with pytest-benchmark and print "
+                                   "device x loop style, median epoch time, images per second and the ratios; "
+                                   "write bench.json and bench.png into --out.")
+    p.add_argument("--target", default="solutions",
+                   help="whose sync.train_epoch is the one-sync loop: solutions (default), exercises, or a folder")
+    p.add_argument("--out", help="folder for bench.json and bench.png (default runs/bench-<timestamp>)")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

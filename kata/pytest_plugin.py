@@ -96,7 +96,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
         if arg.endswith(".py") and name in CONTRACT:
             rest.append(str(CHECKS_DIR / f"test_{name}.py"))
     if not rest:
-        rest = [str(CHECKS_DIR)]
+        benchmarks_only = getattr(ns, "benchmark_only", False)
+        rest = [str(CHECKS_DIR / "benchmarks" if benchmarks_only else CHECKS_DIR)]
     early_config.stash[TARGET] = Target(folder)
     early_config.stash[EXTRA_ARGS] = rest
     ns.file_or_dir = rest
@@ -113,10 +114,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "slow: runs only with --slow")
     if TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
         config.stash[TARGET] = None
+    benchmarks_only = config.getoption("benchmark_only", False)
+    if config.getoption("kata_slow") and not benchmarks_only:
+        # The smoke pass: each benchmark runs once, untimed, so they never rot.
+        config.option.benchmark_skip = False
+        config.option.benchmark_disable = True
     if config.stash[TARGET] is not None:
         config.args = list(config.stash[EXTRA_ARGS])
         config.option.confcutdir = config.known_args_namespace.confcutdir
-        config.pluginmanager.register(_Scoreboard(config, config.stash[TARGET]), "kata-scoreboard")
+        if not benchmarks_only:
+            config.pluginmanager.register(_Scoreboard(config, config.stash[TARGET]), "kata-scoreboard")
     else:
         config.stash[SELF_TARGETS] = [
             Target(PROJECT_ROOT / "solutions", "solutions"),
@@ -135,9 +142,14 @@ def pytest_report_header(config: pytest.Config) -> str | None:
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
-    # A learner's run is the checks alone, not the harness's own tests.
-    if config.stash.get(TARGET, None) is not None and collection_path == CHECKS_DIR / "selftest":
+    # A learner's run is the checks alone: not the harness's own tests, and the
+    # benchmarks only when asked for (--benchmark-only, or --slow for a smoke pass).
+    if config.stash.get(TARGET, None) is None:
+        return None
+    if collection_path == CHECKS_DIR / "selftest":
         return True
+    if collection_path == CHECKS_DIR / "benchmarks":
+        return not (config.getoption("benchmark_only", False) or config.getoption("kata_slow"))
     return None
 
 
@@ -148,12 +160,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     if config.stash.get(TARGET, None) is not None:
         return
     solutions, exercises = config.stash[SELF_TARGETS]
-    metafunc.parametrize(
-        "kata_target",
-        [pytest.param(solutions, id="solutions"),
-         pytest.param(exercises, id="exercises",
-                      marks=pytest.mark.xfail(strict=True, reason=STUB_MUST_FAIL))],
-        indirect=True, scope="session")
+    targets = [pytest.param(solutions, id="solutions")]
+    if _check_exercise(metafunc.definition.path) is not None:  # a learner's check: stubs must fail it
+        targets.append(pytest.param(exercises, id="exercises",
+                                    marks=pytest.mark.xfail(strict=True, reason=STUB_MUST_FAIL)))
+    metafunc.parametrize("kata_target", targets, indirect=True, scope="session")
 
 
 @pytest.fixture(scope="session")

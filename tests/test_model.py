@@ -11,29 +11,8 @@ from hypothesis import given
 from torch import nn
 from torch.nn.modules.utils import _pair
 
+from kata.reference import BOOK_PARAMETERS, book_cnn
 from kata.strategies import batch_sizes
-
-# The book's layers, in order: (type, constructor arguments).
-BOOK_LAYERS = [
-    (nn.Conv2d, dict(in_channels=3, out_channels=32, kernel_size=3, padding=1)),
-    (nn.ReLU, {}),
-    (nn.MaxPool2d, dict(kernel_size=2)),
-    (nn.Dropout, dict(p=0.5)),
-    (nn.Conv2d, dict(in_channels=32, out_channels=64, kernel_size=3, padding=1)),
-    (nn.ReLU, {}),
-    (nn.MaxPool2d, dict(kernel_size=2)),
-    (nn.Dropout, dict(p=0.5)),
-    (nn.Conv2d, dict(in_channels=64, out_channels=128, kernel_size=3, padding=1)),
-    (nn.ReLU, {}),
-    (nn.MaxPool2d, dict(kernel_size=2)),
-    (nn.Conv2d, dict(in_channels=128, out_channels=256, kernel_size=3, padding=1)),
-    (nn.ReLU, {}),
-    (nn.AvgPool2d, dict(kernel_size=8)),
-    (nn.Flatten, {}),
-    (nn.Linear, dict(in_features=256, out_features=1)),
-    (nn.Sigmoid, {}),
-]
-BOOK_PARAMETERS = 388_673
 
 
 def describe(layer: nn.Module) -> str:
@@ -55,11 +34,6 @@ def describe(layer: nn.Module) -> str:
     return f"{name}()"
 
 
-def book_model() -> nn.Sequential:
-    """The book's CNN, built from the table above."""
-    return nn.Sequential(*(cls(**kwargs) for cls, kwargs in BOOK_LAYERS))
-
-
 def layers(net: nn.Module) -> list[nn.Module]:
     """The leaf layers in order (a nested nn.Sequential is looked into)."""
     return [m for m in net.modules() if not list(m.children())]
@@ -74,7 +48,7 @@ def test_build_model_returns_an_nn_sequential(model):
 
 def test_layers_match_the_book_in_order(model):
     found = [describe(m) for m in layers(model.build_model())]
-    expected = [describe(m) for m in layers(book_model())]
+    expected = [describe(m) for m in layers(book_cnn())]
     for i, (want, got) in enumerate(zip(expected, found)):
         assert got == want, (
             f"layer {i} is {got}, the book has {want} there.\n"
@@ -114,7 +88,7 @@ def test_initial_weights_are_the_books_under_manual_seed_1(model):
     torch.manual_seed(1)
     got = model.build_model()
     torch.manual_seed(1)
-    want = book_model()
+    want = book_cnn()
     got_params = [p for m in layers(got) for p in m.parameters(recurse=False)]
     want_params = [p for m in layers(want) for p in m.parameters(recurse=False)]
     assert len(got_params) == len(want_params), "the model's parameter tensors differ from the book's"

@@ -393,11 +393,11 @@ def test_progress_bar_goes_to_stderr(tmp_path, capsys):
 def test_the_books_cnn_learns_to_see_smiles(tmp_path):
     """The book's CNN, Adam(lr=1e-3), batch 32, manual_seed(1): >= 90% on 500 validation images in 3 epochs."""
     import torch
-    from torch import nn
     from torch.utils.data import DataLoader
     from torchvision import transforms as T
 
     from kata.celeba import CelebA
+    from kata.reference import book_cnn, book_epoch
 
     synth.generate(tmp_path, n_train=2000, n_valid=500, n_test=0, seed=0, progress=False)
     train_tf = T.Compose([T.RandomCrop([178, 178]), T.RandomHorizontalFlip(), T.Resize([64, 64]), T.ToTensor()])
@@ -414,28 +414,15 @@ def test_the_books_cnn_learns_to_see_smiles(tmp_path):
         valid = CelebA(tmp_path, split="valid", transform=eval_tf, target_transform=smile)
         train_dl = DataLoader(train, batch_size=32, shuffle=True)
         valid_dl = DataLoader(valid, batch_size=32)
-        model = nn.Sequential(
-            nn.Conv2d(3, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.5),
-            nn.Conv2d(32, 64, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.5),
-            nn.Conv2d(64, 128, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
-            nn.Conv2d(128, 256, 3, padding=1), nn.ReLU(), nn.AvgPool2d(8), nn.Flatten(),
-            nn.Linear(256, 1), nn.Sigmoid())
-        loss_fn = nn.BCELoss()
+        model = book_cnn()
         optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
         curve = []
         for _ in range(3):
             model.train()
-            for x, y in train_dl:
-                loss = loss_fn(model(x)[:, 0], y.float())
-                loss.backward()
-                optimizer.step()
-                optimizer.zero_grad()
+            book_epoch(model, train_dl, optimizer)
             model.eval()
-            correct = 0
             with torch.no_grad():
-                for x, y in valid_dl:
-                    correct += ((model(x)[:, 0] >= 0.5).float() == y).sum().item()
-            curve.append(correct / len(valid))
+                curve.append(book_epoch(model, valid_dl)[1])
     finally:
         torch.set_num_threads(threads)
     shown = ", ".join(f"{a:.3f}" for a in curve)

@@ -1,0 +1,119 @@
+"""`kata bench`: run the epoch benchmarks and show them at a glance.
+
+It runs the benchmarks in tests/benchmarks/ with pytest-benchmark, against a
+target (`solutions` by default: its `sync.train_epoch` is the one-sync loop),
+in a child pytest process, then prints a table (device x loop style, median
+epoch time, images per second, and the ratios: GPU over CPU, one sync over
+per-batch sync), and writes `bench.json` (pytest-benchmark's report) and
+`bench.png` (a bar chart) into `--out`. Rows that could not run say why.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+from kata.target import CHECKS_DIR, PROJECT_ROOT, display
+
+
+def run_benchmarks(target: str, out: Path) -> tuple[dict, list[tuple[str, str]]]:
+    """Run the benchmarks; return pytest-benchmark's JSON and (how many, why) for rows not run."""
+    out.mkdir(parents=True, exist_ok=True)
+    report = out / "bench.json"
+    path = PROJECT_ROOT / target if target in ("solutions", "exercises") else Path(target)
+    command = [sys.executable, "-m", "pytest", "--target", str(path), str(CHECKS_DIR / "benchmarks"),
+               "--benchmark-only", f"--benchmark-json={report}", "-p", "no:cacheprovider", "-q", "-rs",
+               "--benchmark-columns=median,rounds", "--no-header"]
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    run = subprocess.run(command, capture_output=True, text=True, env=env)
+    skipped = []
+    for line in run.stdout.splitlines():
+        # "SKIPPED [1] tests/benchmarks/test_epoch_speed.py:123: no CUDA device"
+        if line.startswith("SKIPPED ["):
+            count, _, rest = line[len("SKIPPED ["):].partition("] ")
+            skipped.append((count, rest.rpartition(": ")[2]))
+    if run.returncode != 0 or not report.is_file():
+        tail = "\n".join((run.stdout + run.stderr).splitlines()[-25:])
+        raise RuntimeError(f"the benchmarks failed (pytest exit code {run.returncode}):\n{tail}")
+    return json.loads(report.read_text()), skipped
+
+
+def rows(report: dict) -> list[dict]:
+    """One row per benchmark: what ran, its median epoch time and images per second."""
+    result = []
+    for b in report["benchmarks"]:
+        info = b.get("extra_info", {})
+        median = b["stats"]["median"]
+        label = info.get("style", "?")
+        if info.get("kind") == "jpeg pipeline":
+            label = (f"JPEG pipeline, workers={info.get('num_workers')}"
+                     + (", pinned" if info.get("pin_memory") else ""))
+        result.append({"name": b["name"], "device": info.get("device", "?"), "kind": info.get("kind"),
+                       "label": label, "median_s": median, "images": info.get("images", 0),
+                       "images_per_s": info.get("images", 0) / median if median else float("nan")})
+    return result
+
+
+def ratios(table: list[dict]) -> list[str]:
+    """Plain sentences: one sync over per-batch sync, per device; GPU over CPU, per style."""
+    memory = {(r["device"], r["label"]): r for r in table if r["kind"] == "in-memory"}
+    lines = []
+    for device in ("cpu", "cuda"):
+        per_batch, one = memory.get((device, "per-batch sync")), memory.get((device, "one sync"))
+        if per_batch and one:
+            lines.append(f"{device}: one sync per epoch runs {one['images_per_s'] / per_batch['images_per_s']:.2f}x "
+                         f"the images per second of a sync per batch")
+    for style in ("per-batch sync", "one sync"):
+        cpu, gpu = memory.get(("cpu", style)), memory.get(("cuda", style))
+        if cpu and gpu:
+            lines.append(f"{style}: the GPU trains {gpu['images_per_s'] / cpu['images_per_s']:.1f}x the images "
+                         f"per second of the CPU")
+    return lines
+
+
+def table_text(table: list[dict], skipped: list[tuple[str, str]]) -> str:
+    lines = [f"{'device':<7} {'loop':<36} {'median epoch':>13} {'images/s':>10}"]
+    for r in sorted(table, key=lambda r: (r["kind"] != "in-memory", r["device"], r["label"])):
+        lines.append(f"{r['device']:<7} {r['label']:<36} {r['median_s']:>11.3f} s {r['images_per_s']:>10.0f}")
+    for count, reason in skipped:
+        lines.append(f"  {count} row{'s' if count != '1' else ''} not run: {reason}")
+    return "\n".join(lines)
+
+
+def chart(table: list[dict], path: Path) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    ordered = sorted(table, key=lambda r: (r["kind"] != "in-memory", r["device"], r["label"]))
+    fig = Figure(figsize=(9, 0.6 * len(ordered) + 1.5), layout="tight")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    labels = [f"{r['device']} · {r['label']}" for r in ordered]
+    colors = ["tab:green" if r["device"] == "cuda" else "tab:blue" for r in ordered]
+    ax.barh(labels, [r["images_per_s"] for r in ordered], color=colors)
+    ax.invert_yaxis()
+    ax.set_xlabel("images per second (one training epoch of the book's CNN; higher is faster)")
+    for y, r in enumerate(ordered):
+        ax.text(r["images_per_s"], y, f" {r['images_per_s']:.0f}/s", va="center")
+    fig.savefig(path)
+
+
+def main(target: str = "solutions", out: str | None = None) -> int:
+    folder = Path(out) if out else Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
+    print(f"kata bench: timing training epochs with {target} (a few minutes on a CPU) ...", flush=True)
+    try:
+        report, skipped = run_benchmarks(target, folder)
+    except RuntimeError as err:
+        print(f"kata bench: {err}", file=sys.stderr)
+        return 1
+    table = rows(report)
+    print(table_text(table, skipped))
+    for line in ratios(table):
+        print(line)
+    chart(table, folder / "bench.png")
+    print(f"wrote {display(folder / 'bench.json')} and {display(folder / 'bench.png')}")
+    return 0
