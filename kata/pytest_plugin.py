@@ -35,6 +35,7 @@ from kata.target import (CHECKS_DIR, CONTRACT, PROJECT_ROOT, Target, TargetError
 TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None = self-check
 EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
 SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a self-check
+ACCELERATOR = pytest.StashKey[tuple]()           # (device type or None, the header line saying why)
 
 STUB_MUST_FAIL = (
     "an untouched stub in exercises/ must fail every check (plain `pytest` is the project's "
@@ -49,6 +50,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "`pytest PATH` does the same when PATH is such a folder")
     group.addoption("--slow", dest="kata_slow", action="store_true", default=False,
                     help="also run the checks marked slow (CI does)")
+    group.addoption("--accelerator", dest="kata_accelerator", default="auto",
+                    choices=["auto", "cuda", "mps", "sim"],
+                    help="where the checks marked cuda run: auto (default) takes real CUDA, else MPS, "
+                         "else the simulated accelerator (kata/simulator.py)")
 
 
 def _check_exercise(path: Path) -> str | None:
@@ -131,13 +136,40 @@ def pytest_configure(config: pytest.Config) -> None:
         ]
 
 
-def pytest_report_header(config: pytest.Config) -> str | None:
+def accelerator_choice(config: pytest.Config) -> tuple[str | None, str]:
+    """(device type to run the cuda-marked checks on, or None; a line saying which and why).
+
+    Worked out on first use only (it imports torch), so unrelated pytest runs stay fast."""
+    if ACCELERATOR not in config.stash:
+        config.stash[ACCELERATOR] = _choose_accelerator(config.getoption("kata_accelerator", "auto"))
+    return config.stash[ACCELERATOR]
+
+
+def _choose_accelerator(choice: str) -> tuple[str | None, str]:
+    import torch
+
+    cuda, mps = torch.cuda.is_available(), torch.backends.mps.is_available()
+    if choice == "auto":
+        choice = "cuda" if cuda else "mps" if mps else "sim"
+        why = {"cuda": f"real CUDA: {torch.cuda.get_device_name(0)}" if cuda else "",
+               "mps": "Apple MPS", "sim": "simulated (no CUDA or MPS found)"}[choice]
+        return choice, f"accelerator: {why}"
+    if choice == "cuda" and not cuda:
+        return None, "accelerator: --accelerator cuda, but no CUDA device here: the cuda checks are skipped"
+    if choice == "mps" and not mps:
+        return None, "accelerator: --accelerator mps, but MPS is not available here: the cuda checks are skipped"
+    return choice, {"cuda": "accelerator: real CUDA (forced)", "mps": "accelerator: Apple MPS (forced)",
+                    "sim": "accelerator: simulated (forced with --accelerator sim)"}[choice]
+
+
+def pytest_report_header(config: pytest.Config) -> list[str] | None:
     target = config.stash.get(TARGET, None)
     if target is not None:
-        return f"kata: checking {target.display()} ({target.path})"
+        return [f"kata: checking {target.display()} ({target.path})", f"kata {accelerator_choice(config)[1]}"]
     paths = [(config.invocation_params.dir / a.split("::")[0]).resolve() for a in config.args]
     if any(p.is_relative_to(CHECKS_DIR) or p == PROJECT_ROOT for p in paths):
-        return "kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each"
+        return ["kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each",
+                f"kata {accelerator_choice(config)[1]}"]
     return None
 
 
@@ -178,6 +210,21 @@ def kata_target(request: pytest.FixtureRequest) -> Target:
     return target
 
 
+@pytest.fixture(scope="session")
+def accelerator(request: pytest.FixtureRequest):
+    """The device the checks marked cuda run on: real CUDA, MPS, or the simulated one."""
+    import torch
+
+    kind, why = accelerator_choice(request.config)
+    if kind is None:
+        pytest.skip(why)
+    if kind == "sim":
+        from kata import simulator
+
+        return simulator.install()
+    return torch.device(kind)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     unbound = []
     for item in items:
@@ -185,12 +232,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if item.get_closest_marker("slow") and not config.getoption("kata_slow"):
             item.add_marker(pytest.mark.skip(reason="slow: runs with --slow (CI runs it)"))
+        if item.get_closest_marker("cuda") and accelerator_choice(config)[0] is None:
+            item.add_marker(pytest.mark.skip(reason=accelerator_choice(config)[1].removeprefix("accelerator: ")))
         exercise = _check_exercise(item.path)
         if exercise is None:
             continue
         item.add_marker(getattr(pytest.mark, exercise))
         if "kata_target" not in getattr(item, "fixturenames", ()):
             unbound.append(item.nodeid)
+    # The simulated accelerator must be installed before autograd's first backward pass
+    # (the engine sizes its per-device queues then), so install it before any test runs.
+    if any(item.get_closest_marker("cuda") for item in items if item.path.is_relative_to(PROJECT_ROOT)):
+        if accelerator_choice(config)[0] == "sim":
+            from kata import simulator
+
+            simulator.install()
     if unbound:
         raise pytest.UsageError(
             "these checks never touch the target, so they could pass on a stub: " + ", ".join(unbound))

@@ -279,3 +279,83 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
         f"host_copy of a column view gave {got!r}")
     got[0] = -1
     assert base[0, 1] == 1.0, "writing into host_copy(view) changed the tensor the view looks into"
+
+
+# --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
+
+
+@pytest.mark.cuda
+@given(obj=nested_tensors())
+def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator, obj):
+    before = snapshot(obj)
+    moved = devices.to_device(obj, accelerator)
+    for path, old, new in same_shape(obj, moved):
+        if isinstance(old, torch.Tensor):
+            assert new.device.type == accelerator.type, (
+                f"{path} is on {new.device} after to_device(obj, {accelerator}); every tensor must be moved")
+    plain = devices.to_python(moved)
+    for path, old, new in same_shape(obj, plain):
+        if isinstance(old, torch.Tensor):
+            assert not isinstance(new, torch.Tensor) and new == old.detach().tolist(), (
+                f"{path}: to_python of an {accelerator.type} tensor gave {new!r}; .item()/.tolist() copy the values "
+                "to the host as plain Python numbers")
+    assert_unchanged(before, obj, "to_device")
+
+
+@pytest.mark.cuda
+def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
+    t = (torch.arange(6.0).reshape(2, 3).to(accelerator) * 2).requires_grad_()
+    got = devices.host_copy(t)
+    assert got.device == torch.device("cpu") and torch.equal(got, torch.arange(6.0).reshape(2, 3) * 2), (
+        f"host_copy of a tensor on {t.device} gave {got!r}: a CPU tensor with the same values")
+    assert not got.requires_grad and got.grad_fn is None, "host_copy must drop the autograd history (.detach())"
+
+
+@pytest.mark.cuda
+def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
+    model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
+    assert model.to(accelerator) is model, "Module.to returns the module itself, moved in place"
+    assert devices.device_of(model).type == accelerator.type, (
+        f"device_of(model) gave {devices.device_of(model)} after model.to({accelerator}): a module lives where "
+        "its parameters are")
+    x = torch.ones(3, 4)
+    assert devices.device_of(x) == torch.device("cpu"), "torch.ones(...) with no device is made on the CPU"
+    assert devices.device_of(x.to(accelerator).float()).type == accelerator.type, (
+        ".float() changes the dtype only: the tensor stays on the accelerator")
+
+
+@pytest.mark.cuda
+def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerator):
+    # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
+    correct = torch.tensor([True, True, False, True], device=accelerator)
+    history = [0 + correct.sum() / 4, 0 + correct.float().mean()]
+    with pytest.raises(TypeError, match="can't convert .* device type tensor to numpy"):
+        np.asarray(history)  # what matplotlib does with a list it plots
+    plain = devices.to_python(history)
+    assert plain == [0.75, 0.75] and all(type(v) is float for v in plain), (
+        f"to_python of the seed's history of {accelerator.type} tensors gave {plain!r}: plain floats on the host "
+        "(.item()), which matplotlib can plot")
+    assert np.asarray(plain).tolist() == [0.75, 0.75]
+
+
+@pytest.mark.cuda
+def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
+    a = torch.ones(3)
+    b = a
+    a = a.to(accelerator)
+    assert devices.device_of(b) == torch.device("cpu") and devices.device_of(a).type == accelerator.type, (
+        "after `b = a; a = a.to(device)`, b still names the CPU tensor and a the new device tensor: assignment "
+        "binds a name, it never moves or copies anything")
+    assert a.to(accelerator) is a, "Tensor.to the device a tensor is already on returns that very tensor"
+    back = a.cpu()
+    assert back is not a and devices.device_of(back) == torch.device("cpu"), (
+        ".cpu() of a device tensor is a new CPU tensor: a copy in host memory")
+
+
+@pytest.mark.cuda
+def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator, monkeypatch):
+    if accelerator.type != "cuda":
+        monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    got = devices.pick_device()
+    assert isinstance(got, torch.device) and got.type == "cuda", (
+        f"with CUDA available, pick_device() gave {got!r}: torch.device('cuda')")

@@ -569,3 +569,24 @@ def test_live_plot_follows_any_history(plotting, drawn):
         assert_curves(figure_of(live, who), prefix(values, epoch + 1), f"LivePlot.figure after {who}", live=True)
 
     drive(plotting, history, each=each)
+
+
+# --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("kinds", [SEED_KINDS, "tensor", MIXED_KINDS],
+                         ids=["the seed's history", "all device tensors", "mixed"])
+def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
+    history = make_history(VALUES, kinds, accelerator)
+    assert_curves(draw(plotting, history), VALUES,
+                  f"plot_history(history) (a history holding tensors on {accelerator})")
+
+
+@pytest.mark.cuda
+def test_live_plot_draws_accelerator_tensors(plotting, accelerator):
+    def each(epoch, live, who):
+        assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),
+                      f"LivePlot.figure after {who} (accuracy entries are tensors on {accelerator})", live=True)
+
+    drive(plotting, make_history(VALUES, SEED_KINDS, accelerator, named=True), each=each)

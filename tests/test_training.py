@@ -234,3 +234,75 @@ def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
     valid_dl = DataLoader(ds, batch_size=16)
     result = training.train(net, 1, train_dl, valid_dl)
     check_history_shape(result, 1)
+
+
+# --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
+
+
+def train_on(training, accelerator, epochs=2, **kwargs):
+    """train() the tiny setup on the accelerator, explaining PyTorch's device errors."""
+    model, train_dl, valid_dl, log = setup()
+    try:
+        history = training.train(model, epochs, train_dl, valid_dl, **{"device": accelerator, **kwargs})
+    except RuntimeError as err:
+        if "same device" in str(err):
+            pytest.fail(f"training on {accelerator} mixed devices: {err}\n  Every batch must be moved with "
+                        "`x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor), and the model with "
+                        "model.to(device)", pytrace=False)
+        raise
+    return model, history, log
+
+
+@pytest.mark.cuda
+def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
+    _, history, _ = train_on(training, accelerator)
+    check_history_shape(history, 2)
+
+
+@pytest.mark.cuda
+def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, accelerator):
+    model, _, log = train_on(training, accelerator, epochs=1)
+    devices = {p.device.type for p in model.parameters()}
+    assert devices == {accelerator.type}, (
+        f"after train(model, ..., device={accelerator}) the caller's model is on {devices}: model.to(device) "
+        "moves it in place")
+    assert all(moved for *_, moved in log.calls), "a batch reached the model without being moved"
+
+
+@pytest.mark.cuda
+def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerator):
+    _, history, _ = train_on(training, accelerator)
+    _, want = replay(epochs=2)
+    for name, got_h, want_h in zip(HISTORY_NAMES, history, want):
+        assert [float(v) for v in got_h] == pytest.approx(want_h, rel=1e-4, abs=1e-6), (
+            f"{name} on {accelerator} is {list(got_h)}, on the CPU the book's algorithm gives {want_h}: the "
+            "device changes where the numbers are computed, not what they are")
+
+
+@pytest.mark.cuda
+def test_device_none_trains_where_the_model_already_is(training, accelerator):
+    model, train_dl, valid_dl, log = setup()
+    model.to(accelerator)
+    try:
+        history = training.train(model, 1, train_dl, valid_dl)
+    except RuntimeError as err:
+        if "same device" not in str(err):
+            raise
+        pytest.fail(f"train(model_on_{accelerator.type}, ..., device=None) fed it host batches: {err}\n  "
+                    "device=None means the model's own device: next(model.parameters()).device", pytrace=False)
+    check_history_shape(history, 1)
+    assert {p.device.type for p in model.parameters()} == {accelerator.type}
+
+
+@pytest.mark.cuda
+def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
+    model, _, valid_dl, _ = setup()
+    model.to(accelerator)
+    loss, accuracy = training.evaluate(model, valid_dl, device=accelerator)
+    model.to("cpu").eval()
+    with torch.no_grad():
+        want = book_epoch(model, valid_dl)
+    for name, v in (("loss", loss), ("accuracy", accuracy)):
+        assert type(v) is float, f"evaluate's {name} on {accelerator} is {describe(v)}; return Python floats (.item())"
+    assert (loss, accuracy) == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])), (
+        f"evaluate on {accelerator} gave {(loss, accuracy)}, on the CPU {want}")
