@@ -150,3 +150,13 @@ def describe(value) -> str:
     if isinstance(value, np.generic):
         return f"a NumPy {type(value).__name__} ({value!r})"
     return f"a {type(value).__name__} ({value!r})"
+
+
+def is_device_mismatch(err: BaseException) -> bool:
+    """Whether PyTorch raised this because tensors on two devices met in one op.
+
+    The wording varies: "Expected all tensors to be on the same device ..." for
+    most ops, "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor)
+    should be the same ..." for a convolution on CUDA fed a CPU batch."""
+    text = str(err)
+    return isinstance(err, RuntimeError) and ("same device" in text or "should be the same" in text)

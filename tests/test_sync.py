@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import nn
 
-from kata.reference import BATCH, N_TRAIN, book_epoch, describe, tiny_model, tiny_setup
+from kata.reference import BATCH, N_TRAIN, book_epoch, describe, is_device_mismatch, tiny_setup
 
 SYNC_LESSON = (
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
@@ -162,7 +162,7 @@ def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accele
     try:
         epoch_with(sync, model, train_dl, accelerator)
     except RuntimeError as err:
-        if "same device" not in str(err):
+        if not is_device_mismatch(err):
             raise
         pytest.fail(f"train_epoch mixed devices: {err}\n  move every batch: x = x.to(device), y = y.to(device); "
                     "create the running sums on the device: torch.zeros((), device=device)", pytrace=False)

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.utils.data import DataLoader
 
-from kata.reference import (BATCH, N_TRAIN, book_cnn, book_epoch, describe, replay, tiny_model,
-                            tiny_setup as setup)
+from kata.reference import (BATCH, N_TRAIN, book_cnn, book_epoch, describe, is_device_mismatch, replay,
+                            tiny_model, tiny_setup as setup)
 
 HISTORY_NAMES = ("loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid")
 
@@ -245,7 +245,7 @@ def train_on(training, accelerator, epochs=2, **kwargs):
     try:
         history = training.train(model, epochs, train_dl, valid_dl, **{"device": accelerator, **kwargs})
     except RuntimeError as err:
-        if "same device" in str(err):
+        if is_device_mismatch(err):
             pytest.fail(f"training on {accelerator} mixed devices: {err}\n  Every batch must be moved with "
                         "`x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor), and the model with "
                         "model.to(device)", pytrace=False)
@@ -286,7 +286,7 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
     try:
         history = training.train(model, 1, train_dl, valid_dl)
     except RuntimeError as err:
-        if "same device" not in str(err):
+        if not is_device_mismatch(err):
             raise
         pytest.fail(f"train(model_on_{accelerator.type}, ..., device=None) fed it host batches: {err}\n  "
                     "device=None means the model's own device: next(model.parameters()).device", pytrace=False)

@@ -1,0 +1,365 @@
+"""The simulated accelerator (kata/simulator.py): a device that PyTorch treats as
+not-the-CPU, computing on the CPU, and counting device-to-host synchronisations."""
+
+import copy
+import json
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+import torch
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from torch import nn
+from torch.utils.data import DataLoader, TensorDataset
+
+from kata import simulator as sim
+from kata.target import PROJECT_ROOT, Target
+
+MIXING = re.escape("Expected all tensors to be on the same device, but found at least two "
+                   "devices, simgpu:0 and cpu!")
+NUMPY = re.escape("can't convert simgpu:0 device type tensor to numpy. Use Tensor.cpu() to "
+                  "copy the tensor to host memory first.")
+
+
+@pytest.fixture(scope="module")
+def dev():
+    return sim.install()
+
+
+@pytest.fixture(scope="module")
+def solutions():
+    return Target(PROJECT_ROOT / "solutions")
+
+
+def tiny_model():
+    return nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Dropout(0.5), nn.Flatten(), nn.Linear(4 * 4 * 4, 1), nn.Sigmoid())
+
+
+def tiny_loaders(n_train=20, n_valid=12):
+    g = torch.Generator().manual_seed(7)
+    x = torch.rand(n_train + n_valid, 3, 8, 8, generator=g)
+    y = (torch.rand(n_train + n_valid, generator=g) > 0.5).long()
+    train = TensorDataset(x[:n_train], y[:n_train])
+    valid = TensorDataset(x[n_train:], y[n_train:])
+    return DataLoader(train, 8, shuffle=True), DataLoader(valid, 8)
+
+
+# --------------------------------------------------------------------------- opting in
+
+def test_install_is_idempotent_and_names_the_device(dev):
+    assert sim.install() == dev == torch.device("simgpu:0") and str(dev) == "simgpu:0"
+    assert sim.is_sim(dev) and sim.is_sim("simgpu") and sim.is_sim(torch.ones(1, device=dev))
+    assert not sim.is_sim("cpu") and not sim.is_sim(torch.ones(1)) and not sim.is_sim(1.0)
+    assert sim.is_sim(nn.Linear(1, 1).to(dev)) and not sim.is_sim(nn.Linear(1, 1))
+    with sim.active() as same:
+        assert same == dev and torch.accelerator.is_available() and torch.simgpu.is_available()
+    assert not torch.simgpu.is_available() and not torch.accelerator.is_available()
+
+
+def test_an_unsupported_torch_version_gets_a_clear_error():
+    sim._check_torch_version("2.14.1")
+    sim._check_torch_version("2.14.1+cu128")
+    with pytest.raises(RuntimeError, match=r"needs torch 2\.14\.x.*this is torch 2\.13\.0"):
+        sim._check_torch_version("2.13.0")
+
+
+OPT_OUT_SCRIPT = r"""
+import json, torch
+from torch.utils._python_dispatch import _get_current_dispatch_mode
+import kata.simulator as sim
+
+def state():
+    x = torch.arange(6.).reshape(2, 3)
+    y = x @ x.T + torch.tensor(1.)
+    return dict(cuda=torch.cuda.is_available(), accelerator=torch.accelerator.is_available(),
+                mps=torch.backends.mps.is_available(), result=y.tolist(), type=type(y).__name__,
+                factory=str(torch.tensor([1.]).device), zeros=str(torch.zeros(2).device),
+                default=str(torch.get_default_device()), mode=repr(_get_current_dispatch_mode()),
+                function_modes=torch._C._len_torch_function_stack(), copy=x.cpu() is x)
+
+out = dict(imported=state(), backend=torch._C._get_privateuse1_backend_name(),
+           has_module=hasattr(torch, "simgpu"))
+sim.install()
+out["installed"] = state()
+with sim.active():
+    out["active"] = torch.accelerator.is_available()
+out["after"] = state()
+print(json.dumps(out))
+"""
+
+
+def test_opting_in_leaves_plain_cpu_code_and_real_devices_alone():
+    # A fresh process: importing does nothing; installing changes nothing for CPU tensors,
+    # no mode is ever pushed, and torch.cuda is untouched.
+    run = subprocess.run([sys.executable, "-c", OPT_OUT_SCRIPT], capture_output=True,
+                         text=True, timeout=120, cwd=PROJECT_ROOT)
+    assert run.returncode == 0, run.stderr
+    out = json.loads(run.stdout.strip().splitlines()[-1])
+    assert out["backend"] == "privateuseone" and not out["has_module"]
+    before = out["imported"]
+    assert before["mode"] == "None" and before["function_modes"] == 0
+    for later in (out["installed"], out["after"]):
+        assert later["cuda"] == before["cuda"] and later["mps"] == before["mps"]
+        assert later["accelerator"] is False  # the simulator reports itself only inside active()
+        for key in ("result", "type", "factory", "zeros", "default", "mode", "function_modes", "copy"):
+            assert later[key] == before[key], key
+    assert before["type"] == "Tensor" and before["factory"] == before["zeros"] == "cpu"
+    assert out["active"] is True
+
+
+# --------------------------------------------------------------------------- where tensors live
+
+def test_copies_views_and_factories_behave_as_on_a_gpu(dev):
+    t = torch.tensor([1.0, 2.0, 3.0], device=dev)
+    assert t.device == dev and type(t) is sim.SimTensor
+    assert torch.tensor([1.0]).device.type == "cpu"  # no device: the CPU
+    assert torch.tensor([t[0], t[1]]).tolist() == [1.0, 2.0]  # device scalars read to the host
+    host = t.cpu()
+    assert type(host) is torch.Tensor and host.device.type == "cpu"
+    host[0] = -1.0  # a copy: the device tensor is unchanged
+    assert t[0].item() == 1.0
+    assert t.to("cpu") is not t.to("cpu")
+    assert t.to(dev) is t and t.to("simgpu") is t and t.to("simgpu:0") is t
+    assert t.to(dev, copy=True) is not t
+    assert t.float() is t  # already float: PyTorch returns the tensor itself
+    assert t.double().device == dev and t.long().device == dev and (t > 1).float().device == dev
+    assert torch.zeros((), device=dev).device == dev
+    assert torch.arange(4, device=dev).tolist() == [0, 1, 2, 3]
+    assert torch.full((2,), 3.0, device=dev).device == dev
+    assert torch.zeros_like(t).device == dev and torch.ones_like(torch.ones(2), device=dev).device == dev
+    assert torch.empty_like(t, device="cpu").device.type == "cpu"
+    assert t.new_zeros(2).device == dev and torch.ones(2).simgpu().device == dev
+    torch.manual_seed(3)
+    on_device = torch.randn(4, device=dev)
+    torch.manual_seed(3)
+    assert torch.equal(on_device.cpu(), torch.randn(4))  # the CPU's generator
+    with pytest.raises(RuntimeError, match="invalid device ordinal"):
+        torch.zeros(1, device="simgpu:1")
+
+
+def test_in_place_ops_views_and_out_tensors_keep_the_wrapper_in_step(dev):
+    t = torch.zeros(2, 3, device=dev)
+    row = t[1]
+    row += 5
+    assert t.tolist() == [[0, 0, 0], [5, 5, 5]]
+    out = torch.empty(0, device=dev)
+    torch.add(torch.ones(4, device=dev), 1, out=out)  # resizes `out`
+    assert out.shape == (4,) and out.tolist() == [2.0] * 4
+    assert t.t_().shape == (3, 2) and t.is_contiguous() is False
+
+
+def test_repr_prints_like_a_device_tensor(dev):
+    assert repr(torch.tensor([1.0, 2.0], device=dev)) == "tensor([1., 2.], device='simgpu:0')"
+    two_d = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=dev)
+    assert str(two_d) == "tensor([[1., 2.],\n        [3., 4.]], device='simgpu:0')"
+    x = torch.tensor(0.5, device=dev, requires_grad=True)
+    assert repr(x * 2) == "tensor(1., device='simgpu:0', grad_fn=<MulBackward0>)"
+    assert f"{x.detach():.2f}" == "0.50"
+    layer = nn.Linear(1, 1).to(dev)
+    assert repr(layer.bias).startswith("Parameter containing:\ntensor([")
+    assert repr(layer.bias).endswith("], device='simgpu:0', requires_grad=True)")
+
+
+# --------------------------------------------------------------------------- errors
+
+def test_mixing_devices_raises_pytorchs_error(dev, solutions):
+    model = solutions.load("model").build_model().to(dev)
+    with pytest.raises(RuntimeError, match=MIXING):
+        model(torch.rand(2, 3, 64, 64))  # a CPU batch
+    t = torch.ones(3, device=dev)
+    for mix in (lambda: t + torch.ones(3), lambda: torch.ones(3) + t.sum(),
+                lambda: torch.stack([t.sum(), torch.tensor(1.0)]), lambda: torch.equal(t, t.cpu()),
+                lambda: nn.BCELoss()(t.sigmoid(), torch.ones(3))):
+        with pytest.raises(RuntimeError, match=MIXING):
+            mix()
+    # What CUDA allows: a 0-d CPU tensor as a scalar operand, Python numbers, copies both
+    # ways, CPU index tensors.
+    assert (t + torch.tensor(2.0)).tolist() == [3.0] * 3 and (t * 2).device == dev
+    assert torch.where(t > 0, t, torch.tensor(0.0)).device == dev
+    t.copy_(torch.tensor([1.0, 2.0, 3.0]))
+    assert t[torch.tensor([0, 2])].tolist() == [1.0, 3.0]
+    with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same device"):
+        torch.ones(3)[torch.tensor([0], device=dev)]
+
+
+def test_numpy_and_matplotlib_raise_the_type_error_a_cuda_tensor_raises(dev):
+    t0, t1 = torch.tensor(0.5, device=dev), torch.tensor(0.75, device=dev)
+    ax = Figure().add_subplot()
+    FigureCanvasAgg(ax.figure)
+    for convert in (t0.numpy, lambda: np.asarray(t0), lambda: np.array([t0, t1]),
+                    lambda: ax.plot([t0, t1]), lambda: ax.plot([1, 2], [t0, t1]),
+                    lambda: torch.stack([t0, t1]).numpy()):
+        with pytest.raises(TypeError, match=NUMPY):
+            convert()
+    # What works on CUDA works here: Python numbers, host copies.
+    assert float(t0) == 0.5 and type(float(t0)) is float and t1.item() == 0.75
+    assert int(torch.tensor(3, device=dev)) == 3 and bool(t0) is True
+    assert np.asarray(t0.cpu()) == 0.5 and t0.numpy(force=True) == 0.5
+    assert ax.plot([t0.item(), t1.item()])
+
+
+# --------------------------------------------------------------------------- syncs
+
+def test_syncs_are_counted_per_kind(dev):
+    t = torch.tensor([1.0, 2.0, 3.0], device=dev)  # host to device: not a sync
+    s = t.sum()
+    with sim.count_syncs() as syncs:
+        s.item()
+        float(s), int(s), bool(s)
+        t.cpu(), t.to("cpu"), t.detach().to("cpu", copy=True)
+        torch.zeros(3).copy_(t)
+        t.tolist()
+        with pytest.raises(TypeError):
+            t.numpy()
+        with pytest.raises(TypeError):
+            np.asarray(t)
+        repr(t), str(s), f"{s:.1f}"
+        torch.equal(t, t)
+        t[t > 1]
+        # none of these is a sync:
+        torch.ones(3).to(dev), torch.tensor([1.0], device=dev), torch.zeros((), device=dev)
+        t.float(), t.to(dev), t + 1, (t > 1).float().sum(), torch.stack([s, s]), t.shape
+        copy.deepcopy(t), t.clone()
+    assert syncs.by_kind == {"item": 1, "float": 1, "int": 1, "bool": 1, "cpu": 4, "tolist": 1,
+                             "numpy": 2, "repr": 3, "equal": 1, "index": 1}
+    assert syncs.total == 16
+    assert all(where.startswith(__file__ + ":") for kind, where in syncs.events)
+
+
+def test_sync_counters_nest_reset_and_ignore_cpu_tensors(dev):
+    t = torch.ones(2, device=dev)
+    with sim.count_syncs() as outer:
+        t.sum().item()
+        with sim.count_syncs() as inner:
+            t.tolist()
+            torch.ones(2).sum().item(), torch.ones(2).tolist(), repr(torch.ones(2))  # CPU: none
+        t.cpu()
+    assert inner.by_kind == {"tolist": 1} and outer.by_kind == {"item": 1, "tolist": 1, "cpu": 1}
+    outer.reset()
+    assert outer.total == 0 and outer.events == []
+    t.sum().item()  # outside any block: nothing to count into
+    assert outer.total == 0
+
+
+# --------------------------------------------------------------------------- the book's loop
+
+def book_steps(build_model, device, steps=2, batch=8):
+    torch.manual_seed(1)
+    model = build_model().to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+    loss_fn = nn.BCELoss()
+    g = torch.Generator().manual_seed(2)
+    x = torch.rand(steps, batch, 3, 64, 64, generator=g)
+    y = torch.randint(0, 2, (steps, batch), generator=g)
+    losses = []
+    for x_batch, y_batch in zip(x, y):
+        x_batch, y_batch = x_batch.to(device), y_batch.to(device)
+        pred = model(x_batch)[:, 0]
+        loss = loss_fn(pred, y_batch.float())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        losses.append(loss.item())
+    return losses, model
+
+
+def test_the_books_cnn_trains_on_the_device_as_on_the_cpu(dev, solutions):
+    build_model = solutions.load("model").build_model
+    cpu_losses, cpu_model = book_steps(build_model, "cpu")
+    sim_losses, sim_model = book_steps(build_model, dev)
+    assert sim_losses == cpu_losses  # the same kernels and random numbers: exactly equal
+    assert all(p.device == dev for p in sim_model.parameters())
+    for (name, a), b in zip(cpu_model.state_dict().items(), sim_model.state_dict().values()):
+        assert b.device == dev and torch.equal(a, b.cpu()), name
+    clone = copy.deepcopy(sim_model)
+    assert all(torch.equal(a, b) and a is not b
+               for a, b in zip(clone.parameters(), sim_model.parameters()))
+    sim_model.eval()
+    with torch.no_grad():
+        x = torch.rand(2, 3, 64, 64)
+        assert torch.equal(sim_model(x.to(dev)).cpu(), cpu_model.eval()(x))
+
+
+def test_module_to_moves_parameters_in_place(dev):
+    model = tiny_model()
+    weight = model[0].weight
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)  # made before the move
+    model.to(dev)
+    assert model[0].weight is weight and isinstance(weight, nn.Parameter) and weight.device == dev
+    before = weight.detach().clone()
+    model(torch.rand(2, 3, 8, 8, device=dev)).sum().backward()
+    optimizer.step()
+    assert weight.grad.device == dev and not torch.equal(weight.detach(), before)
+    on_cpu = tiny_model()
+    on_cpu.load_state_dict(model.state_dict())  # device to host: allowed, as on CUDA
+    assert all(torch.equal(a, b.cpu()) for a, b in zip(on_cpu.parameters(), model.parameters()))
+
+
+def test_solutions_train_evaluate_and_train_epoch_give_the_cpus_numbers(dev, solutions):
+    training, sync = solutions.load("training"), solutions.load("sync")
+    histories, evaluations, epochs, counts = {}, {}, {}, {}
+    for device in ("cpu", dev):
+        torch.manual_seed(0)
+        model = tiny_model()
+        train_dl, valid_dl = tiny_loaders()
+        with sim.count_syncs() as syncs:
+            histories[str(device)] = training.train(model, 2, train_dl, valid_dl, device=device)
+            evaluations[str(device)] = training.evaluate(model, valid_dl)
+        counts[str(device), "train"] = dict(syncs.by_kind)
+        assert all(p.device == torch.device(device) for p in model.parameters())
+        optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+        with sim.count_syncs() as syncs:
+            epochs[str(device)] = sync.train_epoch(model, train_dl, nn.BCELoss(), optimizer, device)
+        counts[str(device), "epoch"] = dict(syncs.by_kind)
+    assert histories["simgpu:0"] == histories["cpu"]
+    assert all(type(v) is float for h in histories["simgpu:0"] for v in h)
+    assert evaluations["simgpu:0"] == evaluations["cpu"]
+    assert epochs["simgpu:0"] == epochs["cpu"]
+    # The CPU has nothing to count; the book's loop syncs twice per batch (3 training and
+    # 2 validation batches, 2 epochs, then 2 batches in evaluate); train_epoch once per epoch.
+    assert counts["cpu", "train"] == counts["cpu", "epoch"] == {}
+    assert counts["simgpu:0", "train"] == {"item": 2 * (3 + 2) * 2 + 2 * 2}
+    assert counts["simgpu:0", "epoch"] == {"tolist": 1}
+
+
+def test_the_simulator_costs_at_most_one_and_a_half_times_the_cpu(dev, solutions):
+    """One training step of the book's CNN on a batch of 32x3x64x64, the CPU and the
+    device alternating; the fastest of 4 steps each (the least disturbed by other
+    load). A burst of load can still skew one try, so up to 3 tries: a real slowdown
+    fails them all."""
+    build_model = solutions.load("model").build_model
+    x, y = torch.rand(32, 3, 64, 64), torch.randint(0, 2, (32,))
+    setups = {}
+    for device in ("cpu", dev):
+        model = build_model().to(device)
+        setups[device] = (model, torch.optim.Adam(model.parameters(), lr=0.001))
+
+    def step(device):
+        model, optimizer = setups[device]
+        start = time.perf_counter()
+        pred = model(x.to(device))[:, 0]
+        loss = nn.BCELoss()(pred, y.to(device).float())
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        loss.item()
+        return time.perf_counter() - start
+
+    step("cpu"), step(dev)  # warm-up
+    ratios = []
+    for _ in range(3):
+        times = {"cpu": [], dev: []}
+        for _ in range(4):
+            for device in ("cpu", dev):
+                times[device].append(step(device))
+        ratios.append(min(times[dev]) / min(times["cpu"]))
+        print(f"simgpu/cpu: {ratios[-1]:.3f} "
+              f"({min(times[dev]) * 1e3:.0f} ms / {min(times['cpu']) * 1e3:.0f} ms)")
+        if ratios[-1] <= 1.5:
+            break
+    assert min(ratios) <= 1.5, ratios
