@@ -9,9 +9,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import math
 
 import numpy as np
+import pytest
 import torch
 from torch import nn
 from torch.utils.data import TensorDataset
@@ -152,11 +154,18 @@ def describe(value) -> str:
     return f"a {type(value).__name__} ({value!r})"
 
 
-def is_device_mismatch(err: BaseException) -> bool:
-    """Whether PyTorch raised this because tensors on two devices met in one op.
+@contextlib.contextmanager
+def explained_device_mismatch(what: str, advice: str):
+    """Turn PyTorch's error for tensors of two devices meeting in one op into a
+    check failure that says what mixed them and what to do.
 
-    The wording varies: "Expected all tensors to be on the same device ..." for
-    most ops, "Input type (torch.FloatTensor) and weight type (torch.cuda.FloatTensor)
-    should be the same ..." for a convolution on CUDA fed a CPU batch."""
-    text = str(err)
-    return isinstance(err, RuntimeError) and ("same device" in text or "should be the same" in text)
+    PyTorch's wording varies: "Expected all tensors to be on the same device ..."
+    for most ops, "Input type (torch.FloatTensor) and weight type
+    (torch.cuda.FloatTensor) should be the same ..." for a convolution on CUDA fed
+    a CPU batch."""
+    try:
+        yield
+    except RuntimeError as err:
+        if "same device" not in str(err) and "should be the same" not in str(err):
+            raise
+        pytest.fail(f"{what} mixed devices: {err}\n  {advice}", pytrace=False)

@@ -19,7 +19,7 @@ import pytest
 import torch
 from torch import nn
 
-from kata.reference import BATCH, N_TRAIN, book_epoch, describe, is_device_mismatch, tiny_setup
+from kata.reference import BATCH, N_TRAIN, book_epoch, describe, explained_device_mismatch, tiny_setup
 
 SYNC_LESSON = (
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
@@ -159,12 +159,8 @@ def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accel
 def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accelerator):
     model, train_dl, _, log = tiny_setup()
     model.to(accelerator)
-    try:
+    with explained_device_mismatch("train_epoch", "move every batch: x = x.to(device), y = y.to(device); create "
+                                                  "the running sums on the device: torch.zeros((), device=device)"):
         epoch_with(sync, model, train_dl, accelerator)
-    except RuntimeError as err:
-        if not is_device_mismatch(err):
-            raise
-        pytest.fail(f"train_epoch mixed devices: {err}\n  move every batch: x = x.to(device), y = y.to(device); "
-                    "create the running sums on the device: torch.zeros((), device=device)", pytrace=False)
     assert {p.device.type for p in model.parameters()} == {accelerator.type}
     assert all(moved for *_, moved in log.calls), "a batch reached the model without being moved"

@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.utils.data import DataLoader
 
-from kata.reference import (BATCH, N_TRAIN, book_cnn, book_epoch, describe, is_device_mismatch, replay,
-                            tiny_model, tiny_setup as setup)
+from kata.reference import (BATCH, N_TRAIN, book_cnn, book_epoch, describe, explained_device_mismatch,
+                            replay, tiny_model, tiny_setup as setup)
 
 HISTORY_NAMES = ("loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid")
 
@@ -242,14 +242,10 @@ def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
 def train_on(training, accelerator, epochs=2, **kwargs):
     """train() the tiny setup on the accelerator, explaining PyTorch's device errors."""
     model, train_dl, valid_dl, log = setup()
-    try:
+    with explained_device_mismatch(f"training on {accelerator}",
+                                   "Every batch must be moved with `x_batch = x_batch.to(device)` (Tensor.to returns "
+                                   "the moved tensor), and the model with model.to(device)"):
         history = training.train(model, epochs, train_dl, valid_dl, **{"device": accelerator, **kwargs})
-    except RuntimeError as err:
-        if is_device_mismatch(err):
-            pytest.fail(f"training on {accelerator} mixed devices: {err}\n  Every batch must be moved with "
-                        "`x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor), and the model with "
-                        "model.to(device)", pytrace=False)
-        raise
     return model, history, log
 
 
@@ -283,13 +279,9 @@ def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerato
 def test_device_none_trains_where_the_model_already_is(training, accelerator):
     model, train_dl, valid_dl, log = setup()
     model.to(accelerator)
-    try:
+    with explained_device_mismatch(f"train(model_on_{accelerator.type}, ..., device=None)",
+                                   "device=None means the model's own device: next(model.parameters()).device"):
         history = training.train(model, 1, train_dl, valid_dl)
-    except RuntimeError as err:
-        if not is_device_mismatch(err):
-            raise
-        pytest.fail(f"train(model_on_{accelerator.type}, ..., device=None) fed it host batches: {err}\n  "
-                    "device=None means the model's own device: next(model.parameters()).device", pytrace=False)
     check_history_shape(history, 1)
     assert {p.device.type for p in model.parameters()} == {accelerator.type}
 
