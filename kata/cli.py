@@ -5,6 +5,8 @@
     kata data [--root DIR]     draw a synthetic CelebA in the real on-disk layout
     kata train [--target T]    train the book's CNN with an implementation, plot as it goes
     kata bench [--target T]    time training epochs: CPU vs GPU, a sync per batch vs one per epoch
+    kata grade SUB... --out D  grade a class's submissions (folders or zips), safely, in bulk
+    kata gradescope DIR|ZIP    write a Gradescope autograder that grades with `kata grade`
 """
 
 from __future__ import annotations
@@ -174,6 +176,37 @@ def build_parser() -> argparse.ArgumentParser:
                    help="whose sync.train_epoch is the one-sync loop: solutions (default), exercises, or a folder")
     p.add_argument("--out", help="folder for bench.json and bench.png (default runs/bench-<timestamp>)")
     p.set_defaults(func=cmd_bench)
+
+    p = sub.add_parser("grade", help="grade a class's submissions (folders or zips), safely, in bulk",
+                       description="Grade each submission (a folder holding the contract's modules, directly "
+                                   "or in exercises/, or a .zip of one) with the pristine checks, one sandboxed "
+                                   "process each, and write grades.csv, summary.json, results/NAME.json "
+                                   "(Gradescope's format), feedback/NAME.md and logs/NAME.log into --out.")
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION",
+                   help="folders or .zip files (none: only check the reference solutions)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the results (its files are replaced)")
+    p.add_argument("--jobs", type=_positive, default=None, metavar="N",
+                   help="submissions graded at once (default: one per CPU core)")
+    _add_grading_limits(p)
+    p.add_argument("--reference", metavar="FILE",
+                   help="the reference solutions' run, reused while nothing it depends on changed "
+                        "(default: DIR/reference.json)")
+    p.add_argument("--gradescope-results", metavar="FILE",
+                   help="also write the (one) submission's results to FILE (what run_autograder uses)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="no namespaces (network, files, processes); the limits still apply")
+    p.add_argument("--keep", action="store_true", help="keep the working folders (for debugging)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_grade)
+
+    p = sub.add_parser("gradescope", help="write a Gradescope autograder (setup.sh, run_autograder) for this kata",
+                       description="Write the files of a Gradescope autograder into DIR (or into a .zip ready "
+                                   "to upload): setup.sh, run_autograder and the kata's own source. It grades "
+                                   "/autograder/submission with `kata grade` and writes "
+                                   "/autograder/results/results.json.")
+    p.add_argument("dest", metavar="DIR_OR_ZIP", help="a folder, or a file name ending in .zip")
+    _add_grading_limits(p)
+    p.set_defaults(func=cmd_gradescope)
     return parser
 
 
