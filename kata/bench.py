@@ -17,14 +17,14 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from kata.target import CHECKS_DIR, PROJECT_ROOT, display
+from kata.target import CHECKS_DIR, display, target_path
 
 
 def run_benchmarks(target: str, out: Path) -> tuple[dict, list[tuple[str, str]]]:
     """Run the benchmarks; return pytest-benchmark's JSON and (how many, why) for rows not run."""
     out.mkdir(parents=True, exist_ok=True)
     report = out / "bench.json"
-    path = PROJECT_ROOT / target if target in ("solutions", "exercises") else Path(target)
+    path = target_path(target)
     command = [sys.executable, "-m", "pytest", "--target", str(path), str(CHECKS_DIR / "benchmarks"),
                "--benchmark-only", f"--benchmark-json={report}", "-p", "no:cacheprovider", "-q", "-rs",
                "--benchmark-columns=median,rounds", "--no-header"]

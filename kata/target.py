@@ -66,6 +66,12 @@ def find_target(path: str | Path) -> Path | None:
     return None
 
 
+def target_path(name: str | Path) -> Path:
+    """What `--target NAME` means: `solutions` and `exercises` are the project's own
+    folders (wherever the command runs from); anything else is a path."""
+    return PROJECT_ROOT / name if str(name) in ("solutions", "exercises") else Path(name)
+
+
 def display(path: Path) -> str:
     """A path as short as it can be said from here."""
     try:

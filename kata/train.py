@@ -33,7 +33,7 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
-from kata.target import PROJECT_ROOT, Target, TargetError, display, learner_error
+from kata.target import Target, TargetError, display, learner_error, target_path
 
 class KataUserError(Exception):
     """Something the person running `kata train` can fix; the message says how."""
@@ -150,8 +150,7 @@ def run(settings: Settings, quiet: bool = False) -> dict:
     """Train, evaluate and write the run's files; return what history.json holds."""
     start = time.perf_counter()
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
-    target_path = PROJECT_ROOT / settings.target if settings.target in ("solutions", "exercises") else settings.target
-    target = Target(target_path)
+    target = Target(target_path(settings.target))
     modules = {name: target.module(name) for name in ("data", "model", "training", "plotting")}
     out = Path(settings.out) if settings.out else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
