@@ -11,7 +11,6 @@ tensor that was not moved is caught. The checks marked `cuda` run on a real or
 simulated accelerator.
 """
 
-import copy
 from collections import OrderedDict
 
 import numpy as np
@@ -21,7 +20,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.strategies import Pair, nested, nested_tensors, plain_leaves, tensors
+from kata.strategies import Pair, nested_tensors, plain_leaves, tensors
 
 ELSEWHERE = torch.device("meta")  # a device that is not the CPU, on every machine
 

@@ -5,7 +5,6 @@ checks hold `build_model()` to it: the same layers in the same order, 388,673
 parameters, an (N, 1) output of probabilities, and no device moves inside.
 """
 
-import pytest
 import torch
 from hypothesis import given
 from torch import nn
