@@ -1,16 +1,16 @@
 """Settings shared by every run of this project's tests.
 
 This file is loaded for `pytest`, `pytest exercises`, `pytest solutions` and
-`pytest PATH` alike (the kata's plugin, kata/pytest_plugin.py, makes sure of it
+`pytest PATH` alike (the kata's plugin, kata/harness/plugin.py, makes sure of it
 even when PATH lies outside the project). The checks themselves are in tests/.
 """
 
 import os
 
-# Figures are drawn off-screen: no window may open, and nothing may block.
-os.environ.setdefault("MPLBACKEND", "Agg")
+from hypothesis import HealthCheck, settings
 
-from hypothesis import HealthCheck, settings  # noqa: E402
+# Figures are drawn off-screen: no window may open, and nothing may block.
+os.environ["MPLBACKEND"] = "Agg"
 
 # Property-based checks are seeded ("derandomized"): the same examples every run,
 # so a learner's result never depends on luck. HYPOTHESIS_PROFILE=explore

@@ -21,10 +21,9 @@ import pytest
 import torch
 from torch import nn
 from torch.utils.data import DataLoader
-from torchvision import transforms as T
 
 from kata.celeba import CelebA
-from kata.reference import book_cnn, book_epoch
+from kata.checks.book import book_cnn, book_epoch, book_eval_transform, book_train_transform, smile_of
 
 BATCH = 32
 DISTINCT_BATCHES = 20                     # the in-memory set: 640 images, cycled on fast devices
@@ -61,18 +60,17 @@ class Batches:
 
 @pytest.fixture(scope="session")
 def bench_root(tmp_path_factory):
-    from kata import synth
+    from kata.data.synth import generate
 
     root = tmp_path_factory.mktemp("bench_celeba")
-    synth.generate(root, n_train=DISTINCT_BATCHES * BATCH, n_valid=1, n_test=1, workers=1, progress=False)
+    generate(root, n_train=DISTINCT_BATCHES * BATCH, n_valid=1, n_test=1, workers=1, progress=False)
     return root
 
 
 @pytest.fixture(scope="session")
 def host_batches(bench_root):
     """The in-memory set: real synthetic faces through the book's eval transform."""
-    tf = T.Compose([T.CenterCrop([178, 178]), T.Resize([64, 64]), T.ToTensor()])
-    ds = CelebA(bench_root, split="train", transform=tf, target_transform=lambda a: a[31])
+    ds = CelebA(bench_root, split="train", transform=book_eval_transform(), target_transform=smile_of)
     dl = DataLoader(ds, batch_size=BATCH)
     return [(x.contiguous(), y) for x, y in dl]
 
@@ -120,8 +118,7 @@ def test_epoch_through_the_jpeg_pipeline(benchmark, sync, bench_root, num_worker
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if pin_memory and device.type != "cuda":
         pytest.skip("pin_memory only speeds up copies to a CUDA device; there is none here")
-    tf = T.Compose([T.RandomCrop([178, 178]), T.RandomHorizontalFlip(), T.Resize([64, 64]), T.ToTensor()])
-    ds = CelebA(bench_root, split="train", transform=tf, target_transform=lambda a: a[31])
+    ds = CelebA(bench_root, split="train", transform=book_train_transform(), target_transform=smile_of)
     dl = DataLoader(ds, batch_size=BATCH, shuffle=True, num_workers=num_workers, pin_memory=pin_memory,
                     persistent_workers=num_workers > 0)
     torch.manual_seed(1)

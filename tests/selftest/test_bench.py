@@ -2,7 +2,7 @@
 
 from PIL import Image
 
-from kata import bench
+from kata.commands import bench
 
 
 def report(*rows):

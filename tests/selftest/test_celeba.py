@@ -1,4 +1,4 @@
-"""Checks of kata/celeba.py: torchvision's CelebA, which also reads the synthetic set.
+"""Checks of kata.data.celeba (imported as kata.celeba): torchvision's CelebA, which also reads the synthetic set.
 
 A small synthetic set is drawn once for the module; the checks that break a
 data set work on a copy of it.
@@ -15,9 +15,19 @@ import torchvision
 from PIL import Image
 
 import kata.celeba
-from kata import synth
-from kata.celeba import (ATTRIBUTE_NAMES, MARKER_NAME, TEXT_FILES, CelebA, DatasetChecksumError,
-                         DatasetNotFoundError, is_synthetic, read_marker)
+import kata.data.celeba
+from kata.celeba import (
+    ATTRIBUTE_NAMES,
+    MARKER_NAME,
+    TEXT_FILES,
+    CelebA,
+    DatasetChecksumError,
+    DatasetNotFoundError,
+    is_synthetic,
+    read_marker,
+)
+from kata.data.layout import PARTIAL_NAME
+from kata.data.synth import generate
 
 SIZES = {"train": 40, "valid": 12, "test": 12, "all": 64}
 TARGET_TYPES = ["attr", "identity", "bbox", "landmarks"]
@@ -33,7 +43,7 @@ BOOK_NAMES = (
 def root(tmp_path_factory):
     """The folder that holds celeba/ (a small synthetic set)."""
     root = tmp_path_factory.mktemp("celeba_root")
-    synth.generate(root, n_train=40, n_valid=12, n_test=12, seed=3, workers=1, progress=False)
+    generate(root, n_train=40, n_valid=12, n_test=12, seed=3, workers=1, progress=False)
     return root
 
 
@@ -56,6 +66,14 @@ def test_attribute_names_are_celebas():
     assert list(ATTRIBUTE_NAMES) == BOOK_NAMES, "ATTRIBUTE_NAMES must be CelebA's 40 names in the file's order"
     assert ATTRIBUTE_NAMES[31] == "Smiling" and ATTRIBUTE_NAMES[18] == "Heavy_Makeup", (
         f"index 31 is {ATTRIBUTE_NAMES[31]}, index 18 {ATTRIBUTE_NAMES[18]}: should be Smiling and Heavy_Makeup")
+
+
+def test_kata_celeba_is_the_loaders_import_path():
+    assert kata.celeba.CelebA is kata.data.celeba.CelebA, "kata.celeba.CelebA should be kata.data.celeba.CelebA"
+    assert sorted(kata.celeba.__all__) == sorted(kata.data.celeba.__all__), (
+        "kata.celeba should re-export every public name of kata.data.celeba, and only those")
+    for name in kata.celeba.__all__:
+        assert getattr(kata.celeba, name) is getattr(kata.data.celeba, name), f"kata.celeba.{name} differs"
 
 
 def test_celeba_is_torchvisions_with_the_same_signature():
@@ -133,7 +151,7 @@ def test_download_errors_come_from_torchvision(tmp_path):
 def test_marker_helpers(root, tmp_path):
     marker = read_marker(root)
     assert isinstance(marker, dict) and marker["generator"] == "kata.synth", f"read_marker gave {marker!r}"
-    assert is_synthetic(root), "is_synthetic(root) is False for a set drawn by kata.synth"
+    assert is_synthetic(root), "is_synthetic(root) is False for a set drawn by `kata data`"
     assert read_marker(tmp_path) is None and not is_synthetic(tmp_path), "an empty folder is not a synthetic set"
     (tmp_path / "celeba").mkdir()
     (tmp_path / "celeba" / MARKER_NAME).write_text("{not json")
@@ -200,7 +218,7 @@ def test_real_celeba_is_checked_by_torchvision(copy):
 
 def test_an_unfinished_synthetic_set_says_to_rerun_kata_data(copy):
     marker = copy / "celeba" / MARKER_NAME
-    (copy / "celeba" / synth.PARTIAL_NAME).write_text(json.dumps(json.loads(marker.read_text())))
+    (copy / "celeba" / PARTIAL_NAME).write_text(json.dumps(json.loads(marker.read_text())))
     marker.unlink()
     with pytest.raises(DatasetNotFoundError) as info:
         CelebA(copy)

@@ -1,12 +1,14 @@
-"""The simulated accelerator (kata/simulator.py): a device that PyTorch treats as
+"""The simulated accelerator (kata/sim/): a device that PyTorch treats as
 not-the-CPU, computing on the CPU, and counting device-to-host synchronisations."""
 
 import copy
 import json
+import os
 import re
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,8 +18,11 @@ from matplotlib.figure import Figure
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
-from kata import simulator as sim
-from kata.target import PROJECT_ROOT, Target
+from kata import sim
+from kata.harness.target import Target
+from kata.project import locate
+
+PROJECT_ROOT = locate().root
 
 MIXING = re.escape("Expected all tensors to be on the same device, but found at least two "
                    "devices, simgpu:0 and cpu!")
@@ -27,12 +32,15 @@ NUMPY = re.escape("can't convert simgpu:0 device type tensor to numpy. Use Tenso
 
 @pytest.fixture(scope="module")
 def dev():
+    ok, why = sim.support()
+    if not ok:
+        pytest.skip(why)
     return sim.install()
 
 
 @pytest.fixture(scope="module")
 def solutions():
-    return Target(PROJECT_ROOT / "solutions")
+    return Target(locate().solutions)
 
 
 def tiny_model():
@@ -61,17 +69,66 @@ def test_install_is_idempotent_and_names_the_device(dev):
     assert not torch.simgpu.is_available() and not torch.accelerator.is_available()
 
 
-def test_an_unsupported_torch_version_gets_a_clear_error():
-    sim._check_torch_version("2.14.1")
-    sim._check_torch_version("2.14.1+cu128")
-    with pytest.raises(RuntimeError, match=r"needs torch 2\.14\.x.*this is torch 2\.13\.0"):
-        sim._check_torch_version("2.13.0")
+def test_support_says_which_torch_versions_the_simulator_runs_on(monkeypatch):
+    monkeypatch.delenv("KATA_SIM_UNTESTED", raising=False)
+    for version in ("2.14.1", "2.14.1+cu130", "2.13.0+cpu", "2.13.0"):
+        assert sim.support(version) == (True, f"torch {version}: verified")
+    for version in ("2.10.0", "2.15.0", "3.0.0", "2.1.0"):  # major.minor compared, not a prefix
+        assert sim.support(version) == (
+            False, f"the simulated accelerator supports torch 2.13 and 2.14; this is torch {version}")
+    ok, why = sim.support("2.11.0")  # listed, but never run: refused, with the way to try it
+    assert not ok and why.startswith("the simulated accelerator supports torch 2.13 and 2.14; this is "
+                                     "torch 2.11.0 (expected to work but untested: KATA_SIM_UNTESTED=1")
+    assert "\n" not in why
+    monkeypatch.setenv("KATA_SIM_UNTESTED", "1")
+    assert sim.support("2.12.0") == (True, "torch 2.12.0: untested, tried because KATA_SIM_UNTESTED is set")
+    # This torch: the version, every internal the simulator uses, and a free (or our own) backend.
+    monkeypatch.delenv("KATA_SIM_UNTESTED")
+    assert sim.support() == (True, f"torch {torch.__version__}: verified")
+    # A torch that lost one of them (a later release, say) is refused, by name.
+    from torch.utils import backend_registration
+
+    monkeypatch.delattr(backend_registration, "_setup_privateuseone_for_python_backend")
+    assert sim.support() == (False, f"the simulated accelerator needs PyTorch internals that torch "
+                                    f"{torch.__version__} lacks: "
+                                    f"torch.utils.backend_registration._setup_privateuseone_for_python_backend")
+
+
+def test_every_private_torch_name_is_used_in_the_compat_module_only():
+    package = Path(sim.__file__).parent
+    private = re.compile(r"torch(\.\w+)*\._(?!_)\w|\._op_dk\b|_make_wrapper_subclass")
+    for module in package.glob("*.py"):
+        code = [line for line in module.read_text().splitlines()
+                if not line.lstrip().startswith("#") and "``" not in line]
+        uses = [line for line in code if private.search(line)]
+        assert bool(uses) == (module.name == "_compat.py"), (module.name, uses)
+
+
+UNSUPPORTED_SCRIPT = r"""
+import torch
+torch.__version__ = "2.10.0"
+from kata import sim
+ok, why = sim.support()
+try:
+    sim.install()
+except RuntimeError as err:
+    print(ok, "|", why, "|", err)
+"""
+
+
+def test_install_on_an_unsupported_torch_raises_runtimeerror_with_supports_reason():
+    run = subprocess.run([sys.executable, "-c", UNSUPPORTED_SCRIPT], capture_output=True, text=True,
+                         timeout=120, cwd=PROJECT_ROOT, env={**os.environ, "KATA_SIM_UNTESTED": ""})
+    assert run.returncode == 0, run.stderr
+    ok, why, error = run.stdout.strip().split(" | ")
+    assert ok == "False" and why == "the simulated accelerator supports torch 2.13 and 2.14; this is torch 2.10.0"
+    assert error == f"kata.sim can't install: {why}"
 
 
 OPT_OUT_SCRIPT = r"""
 import json, torch
 from torch.utils._python_dispatch import _get_current_dispatch_mode
-import kata.simulator as sim
+from kata import sim
 
 def state():
     x = torch.arange(6.).reshape(2, 3)
@@ -257,7 +314,7 @@ def book_steps(build_model, device, steps=2, batch=8):
     x = torch.rand(steps, batch, 3, 64, 64, generator=g)
     y = torch.randint(0, 2, (steps, batch), generator=g)
     losses = []
-    for x_batch, y_batch in zip(x, y):
+    for x_batch, y_batch in zip(x, y, strict=True):
         x_batch, y_batch = x_batch.to(device), y_batch.to(device)
         pred = model(x_batch)[:, 0]
         loss = loss_fn(pred, y_batch.float())
@@ -274,11 +331,11 @@ def test_the_books_cnn_trains_on_the_device_as_on_the_cpu(dev, solutions):
     sim_losses, sim_model = book_steps(build_model, dev)
     assert sim_losses == cpu_losses  # the same kernels and random numbers: exactly equal
     assert all(p.device == dev for p in sim_model.parameters())
-    for (name, a), b in zip(cpu_model.state_dict().items(), sim_model.state_dict().values()):
+    for (name, a), b in zip(cpu_model.state_dict().items(), sim_model.state_dict().values(), strict=True):
         assert b.device == dev and torch.equal(a, b.cpu()), name
     clone = copy.deepcopy(sim_model)
     assert all(torch.equal(a, b) and a is not b
-               for a, b in zip(clone.parameters(), sim_model.parameters()))
+               for a, b in zip(clone.parameters(), sim_model.parameters(), strict=True))
     sim_model.eval()
     with torch.no_grad():
         x = torch.rand(2, 3, 64, 64)
@@ -297,7 +354,8 @@ def test_module_to_moves_parameters_in_place(dev):
     assert weight.grad.device == dev and not torch.equal(weight.detach(), before)
     on_cpu = tiny_model()
     on_cpu.load_state_dict(model.state_dict())  # device to host: allowed, as on CUDA
-    assert all(torch.equal(a, b.cpu()) for a, b in zip(on_cpu.parameters(), model.parameters()))
+    assert all(torch.equal(a, b.cpu())
+               for a, b in zip(on_cpu.parameters(), model.parameters(), strict=True))
 
 
 def test_solutions_train_evaluate_and_train_epoch_give_the_cpus_numbers(dev, solutions):

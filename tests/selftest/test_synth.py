@@ -1,4 +1,4 @@
-"""Checks of kata/synth.py: the synthetic CelebA's files, labels, faces, caching and learnability.
+"""Checks of kata.data.synth: the synthetic CelebA's files, labels, faces, caching and learnability.
 
 A small set (40 train, 12 valid, 12 test images) is drawn once for the module;
 the checks that change a data set work on their own copies or folders.
@@ -7,14 +7,16 @@ the checks that change a data set work on their own copies or folders.
 import json
 import re
 import shutil
+import subprocess
+import sys
 import time
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from kata import synth
-from kata.synth import ATTRIBUTE_NAMES, MARKER_NAME, TEXT_FILES
+from kata.data import synth
+from kata.data.layout import ATTRIBUTE_NAMES, MARKER_NAME, PARTIAL_NAME, TEXT_FILES
 
 SMALL = dict(n_train=40, n_valid=12, n_test=12)
 SEED = 7
@@ -86,7 +88,7 @@ def test_attribute_file_has_the_real_header_and_format(small):
     assert rows[1].split().index("Smiling") == 31, "Smiling must be attribute 31, as in CelebA"
     assert len(rows) == N + 2, f"list_attr_celeba.txt has {len(rows) - 2} image rows, expected {N}"
     pattern = re.compile(r"\d{6}\.jpg( (-1| 1)){40}")
-    for name, row in zip(NAMES, rows[2:]):
+    for name, row in zip(NAMES, rows[2:], strict=True):
         assert pattern.fullmatch(row) and row.startswith(name), (
             f"row {row!r} should be like '{name} -1  1 ...': the file name, then 40 values of -1 or 1, each "
             "right-aligned in 2 characters after one space")
@@ -104,7 +106,7 @@ def test_bbox_and_landmark_files_have_the_real_headers_and_spacing(small):
     bbox = lines(small, "list_bbox_celeba.txt")
     assert bbox[:2] == [str(N), "image_id x_1 y_1 width height"], (
         f"list_bbox_celeba.txt should start with the count and 'image_id x_1 y_1 width height', got {bbox[:2]}")
-    for name, row in zip(NAMES, bbox[2:]):
+    for name, row in zip(NAMES, bbox[2:], strict=True):
         x, y, w, h = map(int, row.split()[1:])
         assert row == f"{name}{x:6d}{y:4d}{w:4d}{h:4d}", (
             f"bbox row {row!r} is not spaced as in the real file ('000001.jpg    95  71 226 313')")
@@ -114,7 +116,7 @@ def test_bbox_and_landmark_files_have_the_real_headers_and_spacing(small):
     header = ("lefteye_x lefteye_y righteye_x righteye_y nose_x nose_y "
               "leftmouth_x leftmouth_y rightmouth_x rightmouth_y")
     assert marks[:2] == [str(N), header], f"list_landmarks_align_celeba.txt should start with the count and {header!r}"
-    for name, row in zip(NAMES, marks[2:]):
+    for name, row in zip(NAMES, marks[2:], strict=True):
         values = list(map(int, row.split()[1:]))
         assert len(values) == 10 and row == name + " " + "".join(f"{v:5d}" for v in values), (
             f"landmark row {row!r} is not spaced as in the real file ('000001.jpg    69  109  106  113 ...')")
@@ -261,7 +263,8 @@ def test_a_hidden_mouth_is_really_covered():
         covered = np.asarray(synth.render(face), float)[y0:y1 + 1, x0:x1 + 1]
         bare = np.asarray(synth.render(visible), float)[y0:y1 + 1, x0:x1 + 1]
         assert np.abs(covered - bare).mean() > 15, (
-            f"{face['filename']}: the {face['photo']['occluder']} hardly changes the mouth's pixels; it should cover it")
+            f"{face['filename']}: the {face['photo']['occluder']} hardly changes the mouth's pixels; "
+            "it should cover it")
 
 
 def test_smiles_and_non_smiles_are_drawn_differently():
@@ -310,6 +313,8 @@ def test_other_arguments_replace_only_the_generators_files(small, tmp_path):
     root = tmp_path / "root"
     shutil.copytree(small, root / "celeba")
     (root / "celeba" / "my_notes.txt").write_text("keep me")
+    left_over = root / "celeba" / f".{TEXT_FILES[0]}.x1y2z3.part"  # as an interrupted atomic write leaves it
+    left_over.write_text("half a file")
     synth.generate(root, n_train=5, n_valid=2, n_test=1, seed=99, workers=1, progress=False)
     marker = json.loads((root / "celeba" / MARKER_NAME).read_text())
     assert marker["seed"] == 99 and marker["counts"] == {"train": 5, "valid": 2, "test": 1}, (
@@ -317,6 +322,7 @@ def test_other_arguments_replace_only_the_generators_files(small, tmp_path):
     images = sorted(p.name for p in (root / "celeba" / "img_align_celeba").iterdir())
     assert images == NAMES[:8], f"the old set's images were not removed: img_align_celeba/ holds {len(images)} files"
     assert (root / "celeba" / "my_notes.txt").read_text() == "keep me", "generate removed a file it did not write"
+    assert not left_over.exists(), f"generate left {left_over.name}, a temporary file of an interrupted write"
 
 
 def test_an_interrupted_set_is_finished(small, tmp_path):
@@ -326,7 +332,7 @@ def test_an_interrupted_set_is_finished(small, tmp_path):
     params = {"generator": "kata.synth", "version": synth.VERSION, "seed": SEED,
               "counts": {"train": 40, "valid": 12, "test": 12}}
     (root / "celeba" / MARKER_NAME).unlink()
-    (root / "celeba" / synth.PARTIAL_NAME).write_text(json.dumps(params))
+    (root / "celeba" / PARTIAL_NAME).write_text(json.dumps(params))
     for name in NAMES[10:20]:
         (root / "celeba" / "img_align_celeba" / name).unlink()
     synth.generate(root, **SMALL, seed=SEED, workers=1, progress=False)
@@ -349,6 +355,26 @@ def test_a_dataset_it_did_not_draw_is_never_touched(tmp_path):
     assert "real CelebA" in str(info.value) and str(folder) in str(info.value), (
         f"the refusal should say that {folder} may hold the real CelebA; it says: {info.value}")
     assert all_files(folder) == before, "generate changed a data set it did not draw"
+
+
+# --- imports -------------------------------------------------------------------------
+
+
+def test_drawing_a_set_does_not_import_torch():
+    code = ("import sys, kata.data, kata.data.synth; kata.data.generate; kata.data.ATTRIBUTE_NAMES; "
+            "print(sorted(m for m in ('torch', 'torchvision') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, f"importing kata.data.synth failed:\n{done.stderr}"
+    assert done.stdout.strip() == "[]", (
+        f"importing kata.data and kata.data.synth loaded {done.stdout.strip()}; `kata data` must not import torch")
+
+
+def test_the_package_exports_the_generator_lazily():
+    import kata.data
+
+    assert kata.data.generate is synth.generate and kata.data.plan is synth.plan
+    assert set(kata.data.__all__) <= set(dir(kata.data)), "kata.data.__all__ names something dir() does not show"
+    assert not hasattr(kata.data, "no_such_name"), "an unknown name should raise AttributeError"
 
 
 # --- bad input ------------------------------------------------------------------------
@@ -397,7 +423,7 @@ def test_the_books_cnn_learns_to_see_smiles(tmp_path):
     from torchvision import transforms as T
 
     from kata.celeba import CelebA
-    from kata.reference import book_cnn, book_epoch
+    from kata.checks.book import book_cnn, book_epoch
 
     synth.generate(tmp_path, n_train=2000, n_valid=500, n_test=0, seed=0, progress=False)
     train_tf = T.Compose([T.RandomCrop([178, 178]), T.RandomHorizontalFlip(), T.Resize([64, 64]), T.ToTensor()])

@@ -1,4 +1,4 @@
-"""`kata bench`: run the epoch benchmarks and show them at a glance.
+"""``kata bench``: run the epoch benchmarks and show them at a glance.
 
 It runs the benchmarks in tests/benchmarks/ with pytest-benchmark, against a
 target (`solutions` by default: its `sync.train_epoch` is the one-sync loop),
@@ -17,7 +17,24 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from kata.target import CHECKS_DIR, display, target_path
+from kata.harness.target import target_path
+from kata.harness.tracebacks import display
+from kata.project import locate
+
+__all__ = ["HELP", "add_parser", "chart", "ratios", "rows", "run", "run_benchmarks", "table_text"]
+
+HELP = "time training epochs on each device and loop style"
+
+
+def add_parser(sub):
+    p = sub.add_parser("bench", help=HELP,
+                       description="Run the epoch benchmarks (tests/benchmarks) with pytest-benchmark and print "
+                                   "device x loop style, median epoch time, images per second and the ratios; "
+                                   "write bench.json and bench.png into --out.")
+    p.add_argument("--target", default="solutions",
+                   help="whose sync.train_epoch is the one-sync loop: solutions (default), exercises, or a folder")
+    p.add_argument("--out", help="folder for bench.json and bench.png (default runs/bench-<timestamp>)")
+    return p
 
 
 def run_benchmarks(target: str, out: Path) -> tuple[dict, list[tuple[str, str]]]:
@@ -25,20 +42,20 @@ def run_benchmarks(target: str, out: Path) -> tuple[dict, list[tuple[str, str]]]
     out.mkdir(parents=True, exist_ok=True)
     report = out / "bench.json"
     path = target_path(target)
-    command = [sys.executable, "-m", "pytest", "--target", str(path), str(CHECKS_DIR / "benchmarks"),
+    command = [sys.executable, "-m", "pytest", "--target", str(path), str(locate().checks / "benchmarks"),
                "--benchmark-only", f"--benchmark-json={report}", "-p", "no:cacheprovider", "-q", "-rs",
                "--benchmark-columns=median,rounds", "--no-header"]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    run = subprocess.run(command, capture_output=True, text=True, env=env)
+    proc = subprocess.run(command, capture_output=True, text=True, env=env)
     skipped = []
-    for line in run.stdout.splitlines():
+    for line in proc.stdout.splitlines():
         # "SKIPPED [1] tests/benchmarks/test_epoch_speed.py:123: no CUDA device"
         if line.startswith("SKIPPED ["):
             count, _, rest = line[len("SKIPPED ["):].partition("] ")
             skipped.append((count, rest.rpartition(": ")[2]))
-    if run.returncode != 0 or not report.is_file():
-        tail = "\n".join((run.stdout + run.stderr).splitlines()[-25:])
-        raise RuntimeError(f"the benchmarks failed (pytest exit code {run.returncode}):\n{tail}")
+    if proc.returncode != 0 or not report.is_file():
+        tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-25:])
+        raise RuntimeError(f"the benchmarks failed (pytest exit code {proc.returncode}):\n{tail}")
     return json.loads(report.read_text()), skipped
 
 
@@ -102,11 +119,11 @@ def chart(table: list[dict], path: Path) -> None:
     fig.savefig(path)
 
 
-def main(target: str = "solutions", out: str | None = None) -> int:
-    folder = Path(out) if out else Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
-    print(f"kata bench: timing training epochs with {target} (a few minutes on a CPU) ...", flush=True)
+def run(args) -> int:
+    folder = Path(args.out) if args.out else Path("runs") / f"bench-{datetime.now():%Y%m%d-%H%M%S}"
+    print(f"kata bench: timing training epochs with {args.target} (a few minutes on a CPU) ...", flush=True)
     try:
-        report, skipped = run_benchmarks(target, folder)
+        report, skipped = run_benchmarks(args.target, folder)
     except RuntimeError as err:
         print(f"kata bench: {err}", file=sys.stderr)
         return 1

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict, defaultdict, namedtuple
+
 import numpy as np
 from hypothesis import strategies as st
 from PIL import Image
+
+from kata.checks.history import History
+
+__all__ = ["GRAD_KINDS", "HISTORY_DEVICE", "HISTORY_ENTRY_KINDS", "Pair", "accuracy_values", "attribute_vectors",
+           "batch_sizes", "histories", "history_entry", "history_entry_kinds", "image_sizes", "loss_values",
+           "make_history", "nested", "nested_tensors", "pil_images", "plain_leaves", "tensors"]
 
 # The book's pipeline needs images at least 178 pixels on each side
 # (RandomCrop/CenterCrop to 178x178); CelebA's aligned faces are 178x218.
@@ -39,28 +47,29 @@ batch_sizes = st.integers(min_value=1, max_value=6)
 # A history is what `train` returns and passes to `on_epoch`: four lists
 # (loss_train, loss_valid, acc_train, acc_valid) with one entry per epoch. The
 # plotting exercise must draw any of them: Python floats (`loss.item()`), NumPy
-# scalars, or 0-d tensors on any device, with or without autograd (the seed's
-# `is_correct.sum()` on the GPU). Values are float32-exact, so every kind of
-# entry holds exactly the value drawn, and a plot can be compared with it exactly.
+# scalars, or 0-d tensors on any device, with or without autograd. Values are
+# float32-exact, so every kind of entry holds exactly the value drawn, and a plot
+# can be compared with it exactly.
 #
-# Tensors go to HISTORY_DEVICE unless a `device` is given: the CPU, with
-# `requires_grad=True` standing in for a device tensor (matplotlib can't turn
-# either into NumPy). Pass another device to check on an accelerator.
-
-from collections import namedtuple  # noqa: E402
+# The kinds of tensor entry, each its own case:
+# - "tensor": a 0-d float32 tensor without grad, the seed's entry
+#   (`accuracy_tmp += is_correct.sum()`, divided by the dataset size). On the
+#   CPU matplotlib plots it; on an accelerator it is the seed's crash.
+# - "tensor.float64": the same in float64.
+# - "tensor with requires_grad" / "tensor with grad_fn": a loss kept as a tensor
+#   (a leaf that requires grad, or a result with a grad_fn). NumPy refuses these
+#   on any device ("Can't call numpy() on Tensor that requires grad").
+#
+# Tensors go to HISTORY_DEVICE (the CPU) unless a `device` is given: pass the
+# accelerator to make the seed's crash happen.
 
 HISTORY_DEVICE = "cpu"
 
-# The book's names, as `train` returns them (a named tuple is welcome; a plain tuple works too).
-History = namedtuple("History", ["loss_hist_train", "loss_hist_valid",
-                                 "accuracy_hist_train", "accuracy_hist_valid"])
 
-
-def _tensor_entry(value, device, dtype_name="float32", leaf=True):
+def _tensor_entry(value, device, dtype_name="float32", grad=False, leaf=True):
     import torch
 
-    t = torch.tensor(value, dtype=getattr(torch, dtype_name), device=device or HISTORY_DEVICE,
-                     requires_grad=True)
+    t = torch.tensor(value, dtype=getattr(torch, dtype_name), device=device or HISTORY_DEVICE, requires_grad=grad)
     return t if leaf else t * 1  # * 1: a result with a grad_fn, like a loss tensor kept whole
 
 
@@ -71,8 +80,10 @@ HISTORY_ENTRY_KINDS = {
     "numpy.float32": lambda v, device=None: np.float32(v),
     "tensor": lambda v, device=None: _tensor_entry(v, device),
     "tensor.float64": lambda v, device=None: _tensor_entry(v, device, "float64"),
-    "tensor with grad_fn": lambda v, device=None: _tensor_entry(v, device, leaf=False),
+    "tensor with requires_grad": lambda v, device=None: _tensor_entry(v, device, grad=True),
+    "tensor with grad_fn": lambda v, device=None: _tensor_entry(v, device, grad=True, leaf=False),
 }
+GRAD_KINDS = ("tensor with requires_grad", "tensor with grad_fn")
 
 
 def history_entry(value: float, kind: str, device=None):
@@ -115,7 +126,8 @@ def histories(draw, min_epochs=1, max_epochs=30, device=None):
 # --- Nested containers of tensors (exercise 1, devices) --------------------
 #
 # What `to_device` and `to_python` walk through: lists, tuples, named tuples and
-# dicts, nested, holding tensors of random shapes and dtypes among plain values.
+# dicts (plain ones, OrderedDicts and defaultdicts: the contract's "dict" is any
+# of them), nested, holding tensors of random shapes and dtypes among plain values.
 
 Pair = namedtuple("Pair", ["first", "second"])
 
@@ -144,15 +156,21 @@ plain_leaves = st.one_of(st.none(), st.booleans(), st.integers(-1000, 1000),
                          st.floats(allow_nan=False, width=32), st.text(max_size=5))
 
 
+def _dicts(children):
+    return st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=3)
+
+
 def nested(leaves):
-    """Lists, tuples, named tuples and dicts of `leaves`, nested a few levels."""
+    """Lists, tuples, named tuples and dicts (plain, ordered, default) of `leaves`, nested a few levels."""
     return st.recursive(
         leaves,
         lambda children: st.one_of(
             st.lists(children, max_size=3),
             st.lists(children, max_size=3).map(tuple),
             st.builds(Pair, children, children),
-            st.dictionaries(st.text("abcxyz", min_size=1, max_size=3), children, max_size=3),
+            _dicts(children),
+            _dicts(children).map(OrderedDict),
+            _dicts(children).map(lambda d: defaultdict(list, d)),
         ),
         max_leaves=8,
     )

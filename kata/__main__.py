@@ -1,0 +1,7 @@
+"""``python -m kata``: the ``kata`` command."""
+
+import sys
+
+from kata.commands import main
+
+sys.exit(main())

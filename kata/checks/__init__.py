@@ -1,0 +1,11 @@
+"""Helpers for the checks in tests/: what the checks compare learners' code with.
+
+- :mod:`kata.checks.book`: the book's own pieces (the CNN, the transforms, the
+  label, the training loop, the history's names);
+- :mod:`kata.checks.doubles`: a tiny deterministic model and loaders that record
+  how each batch was used;
+- :mod:`kata.checks.strategies`: Hypothesis strategies (images, attribute
+  vectors, histories, nests of tensors);
+- :mod:`kata.checks.snapshots`: "did the learner's code change what it was given?";
+- :mod:`kata.checks.messages`: values and device errors put into words.
+"""

@@ -1,0 +1,15 @@
+"""A history: what the book's `train` returns and hands to `on_epoch`.
+
+Four lists, one entry per epoch, in this order and by these names. A named
+tuple is welcome; a plain tuple of the four lists works too. (No torch here:
+`kata train` reads these names without importing it.)
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+__all__ = ["HISTORY_NAMES", "History"]
+
+HISTORY_NAMES = ("loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid")
+History = namedtuple("History", HISTORY_NAMES)

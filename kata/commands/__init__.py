@@ -1,0 +1,54 @@
+"""The ``kata`` command: one module per subcommand, each with the same shape.
+
+A subcommand is a module ``kata/commands/NAME.py`` with
+
+    HELP = "one line for `kata --help`"
+    def add_parser(sub) -> argparse.ArgumentParser   # its options; sub.add_parser(NAME, ...)
+    def run(args) -> int                             # the exit status
+
+and its name in :data:`COMMANDS`. Modules import what is heavy (torch) inside
+``run``, so ``kata --help`` and ``kata list`` answer at once.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from kata.curriculum import CurriculumError, UnknownExercise
+from kata.project import ProjectError
+
+__all__ = ["COMMANDS", "build_parser", "main"]
+
+# In the order `kata --help` lists them: the learner's loop first, then the teacher's.
+COMMANDS = ("list", "next", "watch", "hint", "solution", "reset",
+            "data", "train", "bench", "release", "grade", "gradescope")
+
+
+def _module(name: str):
+    return importlib.import_module(f"kata.commands.{name}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name in COMMANDS:
+        module = _module(name)
+        module.add_parser(sub).set_defaults(run=module.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.run(args)
+    except KeyboardInterrupt:
+        print("\ninterrupted", file=sys.stderr)
+        return 130
+    except (UnknownExercise, CurriculumError, ProjectError) as err:
+        print(f"kata {args.command}: {err}", file=sys.stderr)
+        return 2
+    except (ValueError, RuntimeError, OSError) as err:
+        print(f"kata {args.command}: {err}", file=sys.stderr)
+        return 1

@@ -1,0 +1,219 @@
+"""The curriculum: the one typed index of the exercises (like rustlings' info.toml).
+
+``kata/curriculum.toml`` lists the exercises in order, one ``[[exercise]]``
+table each; :func:`exercises` loads it into :class:`Exercise` objects and
+validates it, with an error that names the file, the exercise and the field.
+Everything that asks "which exercises are there?" or "which exercise is this
+check?" asks here: the pytest plugin (markers, fixtures, the table), the
+grader, and the ``kata`` command.
+
+An exercise NAME is four things: ``exercises/NAME.py`` (the stub),
+``solutions/NAME.py`` (the reference), ``tests/test_NAME.py`` (its checks, which
+take the learner's module as a fixture named NAME) and its entry here.
+"""
+
+from __future__ import annotations
+
+import keyword
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path, PurePath
+
+from kata.project import Project, ProjectError, locate
+
+__all__ = ["CURRICULUM_FILE", "CurriculumError", "Exercise", "exercise_of", "exercises", "get", "load",
+           "missing_files", "names", "parse", "UnknownExercise"]
+
+CURRICULUM_FILE = Path(__file__).with_name("curriculum.toml")
+
+# The hint levels, from general to specific (exercism's hints, rustlings' `hint`).
+HINT_LEVELS = ("the concept", "the PyTorch APIs involved", "the shape of the code")
+
+
+class CurriculumError(ValueError):
+    """The curriculum file is malformed; the message says where and what."""
+
+
+class UnknownExercise(LookupError):
+    """A name that is not an exercise; the message lists the exercises."""
+
+    def __str__(self) -> str:  # LookupError would quote the message
+        return str(self.args[0]) if self.args else ""
+
+
+@dataclass(frozen=True)
+class Exercise:
+    """One ``[[exercise]]`` of the curriculum."""
+
+    number: int                                   # 1-based, in curriculum order
+    name: str                                     # the module: exercises/NAME.py, tests/test_NAME.py
+    title: str
+    teaches: str                                  # one line: what the exercise is about
+    points: float                                 # what `kata grade` gives for it, shared among its checks
+    names: tuple[str, ...]                        # what the module must define
+    hints: tuple[tuple[str, tuple[str, ...]], ...]  # (topic, levels) in order; topic "" = the whole exercise
+
+    @property
+    def label(self) -> str:
+        """``3. model``"""
+        return f"{self.number}. {self.name}"
+
+    def hint_levels(self, topic: str = "") -> tuple[str, ...]:
+        return dict(self.hints).get(topic, ())
+
+    @property
+    def hint_topics(self) -> tuple[str, ...]:
+        return tuple(topic for topic, _ in self.hints)
+
+    def stub(self, project: Project | None = None) -> Path:
+        return (project or locate()).exercises / f"{self.name}.py"
+
+    def solution(self, project: Project | None = None) -> Path:
+        return (project or locate()).solutions / f"{self.name}.py"
+
+    def checks(self, project: Project | None = None) -> Path:
+        return (project or locate()).checks_of(self.name)
+
+
+def _problem(where: str, text: str) -> str:
+    return f"  {where}: {text}"
+
+
+def _text(entry: dict, key: str, where: str, problems: list[str], required: bool = True) -> str:
+    value = entry.get(key, "")
+    if not isinstance(value, str) or (required and not value.strip()):
+        problems.append(_problem(where, f"`{key}` must be a non-empty string, got {value!r}"))
+        return ""
+    return value.strip()
+
+
+def _hints(entry: dict, where: str, problems: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    raw = entry.get("hints")
+    if not isinstance(raw, dict) or not raw:
+        problems.append(_problem(where, "`hints` must be a table of topic = [level 1, level 2, ...] "
+                                        "(topic: a function the module defines, or \"*\" for the whole "
+                                        "exercise), with at least one topic"))
+        return ()
+    hints = []
+    for topic, levels in raw.items():
+        if (not isinstance(levels, list) or not levels
+                or not all(isinstance(level, str) and level.strip() for level in levels)):
+            problems.append(_problem(where, f"hints.{topic} must be a list of non-empty strings, from "
+                                            f"general to specific ({', '.join(HINT_LEVELS)})"))
+            continue
+        hints.append(("" if topic == "*" else topic, tuple(level.strip() for level in levels)))
+    return tuple(hints)
+
+
+def parse(data: dict, source: str = "curriculum.toml") -> tuple[Exercise, ...]:
+    """The exercises of a parsed curriculum file; CurriculumError lists every problem."""
+    entries = data.get("exercise")
+    if not isinstance(entries, list) or not entries:
+        raise CurriculumError(f"{source}: no [[exercise]] tables")
+    problems: list[str] = []
+    result, seen = [], set()
+    for number, entry in enumerate(entries, 1):
+        name = entry.get("name") if isinstance(entry, dict) else None
+        where = f"exercise {number}" + (f" ({name!r})" if isinstance(name, str) else "")
+        if not isinstance(entry, dict):
+            problems.append(_problem(where, "must be a table"))
+            continue
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            problems.append(_problem(where, f"`name` must be a Python module name, got {name!r}"))
+            continue
+        if name in seen:
+            problems.append(_problem(where, f"the name {name!r} is used twice; each exercise needs its own"))
+        seen.add(name)
+        points = entry.get("points")
+        if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
+            problems.append(_problem(where, f"`points` must be a number > 0, got {points!r}"))
+            points = 0
+        defines = entry.get("names")
+        if (not isinstance(defines, list) or not defines
+                or not all(isinstance(n, str) and n.isidentifier() for n in defines)):
+            problems.append(_problem(where, "`names` must list what the module defines (Python names), "
+                                            f"got {defines!r}"))
+            defines = []
+        hints = _hints(entry, where, problems)
+        for topic, _ in hints:
+            if topic and topic not in defines:
+                problems.append(_problem(where, f"hints.{topic}: {topic!r} is not one of its `names`"))
+        result.append(Exercise(
+            number=number, name=name, title=_text(entry, "title", where, problems),
+            teaches=_text(entry, "teaches", where, problems), points=float(points),
+            names=tuple(defines), hints=hints))
+    if problems:
+        raise CurriculumError(f"{source} has {len(problems)} problem{'s' if len(problems) > 1 else ''}:\n"
+                              + "\n".join(problems))
+    return tuple(result)
+
+
+def missing_files(curriculum: tuple[Exercise, ...], project: Project) -> list[str]:
+    """The files an exercise needs that the checkout lacks (solutions only where it has solutions/)."""
+    missing = []
+    for ex in curriculum:
+        needed = [ex.stub(project), ex.checks(project)] + ([ex.solution(project)] if project.has_solutions else [])
+        missing += [f"  exercise {ex.label}: {path.relative_to(project.root)} is missing"
+                    for path in needed if not path.is_file()]
+    return missing
+
+
+def load(path: Path = CURRICULUM_FILE, project: Project | None = None) -> tuple[Exercise, ...]:
+    """Read and validate a curriculum file (and, given a checkout, that each exercise's files exist)."""
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except OSError as err:
+        raise CurriculumError(f"can't read the curriculum {path}: {err.strerror}") from None
+    except tomllib.TOMLDecodeError as err:
+        raise CurriculumError(f"{path} is not valid TOML: {err}") from None
+    curriculum = parse(data, str(path))
+    if project is not None:
+        missing = missing_files(curriculum, project)
+        if missing:
+            raise CurriculumError(
+                f"{path}: an exercise is four things (exercises/NAME.py, solutions/NAME.py, "
+                f"tests/test_NAME.py and its entry here), and in {project.root}:\n" + "\n".join(missing))
+    return curriculum
+
+
+@cache
+def exercises() -> tuple[Exercise, ...]:
+    """The curriculum, in order (loaded once per process, files checked when the checkout is found)."""
+    try:
+        project = locate()
+    except ProjectError:
+        project = None
+    return load(CURRICULUM_FILE, project)
+
+
+def names() -> tuple[str, ...]:
+    """The exercises' module names, in order: ('devices', 'data', ...)."""
+    return tuple(ex.name for ex in exercises())
+
+
+def get(name: str) -> Exercise:
+    """The exercise called ``name``, or UnknownExercise listing the names."""
+    for ex in exercises():
+        if ex.name == name:
+            return ex
+    raise UnknownExercise(f"no exercise {name!r}; the exercises are: {', '.join(names())}")
+
+
+def exercise_of(check: str | PurePath) -> Exercise | None:
+    """The exercise whose checks ``check`` is: a path to ``tests/test_NAME.py``, or a pytest
+    node id (``tests/test_NAME.py::test_x[...]``). None for anything else (the harness's
+    own tests, benchmarks)."""
+    if isinstance(check, str):
+        check = PurePath(check.split("::", 1)[0])
+    if check.parent.name != "tests" or not check.name.startswith("test_") or check.suffix != ".py":
+        return None
+    if isinstance(check, Path) and check.is_absolute():
+        try:
+            if check.parent.resolve() != locate().checks.resolve():
+                return None
+        except ProjectError:
+            return None
+    name = check.stem[len("test_"):]
+    return next((ex for ex in exercises() if ex.name == name), None)

@@ -1,0 +1,15 @@
+"""The check-running harness: which folder a run checks, and the pytest plugin that runs the checks.
+
+- :mod:`kata.harness.target`: a *target* (a folder of exercise modules) and its lazily
+  imported modules;
+- :mod:`kata.harness.tracebacks`: from a traceback to the learner's file and line;
+- :mod:`kata.harness.plugin`: the pytest plugin (entry point ``kata``);
+- :mod:`kata.harness.accelerator`: where the checks marked ``cuda`` run;
+- :mod:`kata.harness.scoreboard`: the table that ends a learner's run.
+"""
+
+from kata.harness.target import Target, TargetError, TargetModule, find_target, module_of, target_of, target_path
+from kata.harness.tracebacks import Place, display, learner_error, place_in
+
+__all__ = ["Place", "Target", "TargetError", "TargetModule", "display", "find_target", "learner_error", "module_of",
+           "place_in", "target_of", "target_path"]

@@ -1,0 +1,353 @@
+"""The kata's pytest plugin (registered as a ``pytest11`` entry point).
+
+It decides what a run checks:
+
+* ``pytest exercises``, ``pytest solutions``, ``pytest PATH``: PATH is a folder of
+  exercise modules (or holds one in ``exercises/``), so it becomes the *target*
+  and the checks in ``tests/`` run against it. ``pytest exercises/data.py`` runs
+  only the data checks.
+* ``pytest --target PATH [tests/test_X.py ...]``: the same, with the checks named.
+* plain ``pytest`` (no target): the project's self-check. Every check runs
+  against ``solutions/`` (it must pass) and against ``exercises/``, whose
+  untouched stubs must fail it (a strict xfail: a check that passes on a stub is
+  an error). The harness's own tests in ``tests/selftest/`` run too.
+
+From the curriculum it registers a marker per exercise (so ``-m data`` selects
+the data checks) and a session fixture per exercise, named after it, holding
+the target's module (a lazy handle: see :mod:`kata.harness.target`). It turns a
+missing or broken module and an unwritten stub into one clear line instead of
+a traceback, skips ``slow`` tests unless ``--slow`` (saying so), and ends a
+learner's run with a table of exercises.
+
+Everything stays inert in a pytest run that neither names a target nor collects
+the kata's checks.
+"""
+
+from __future__ import annotations
+
+import types
+from pathlib import Path
+
+import pytest
+
+from kata import curriculum
+from kata.harness import accelerator as _accelerator
+from kata.harness import settings
+from kata.harness.grouping import FailureGroups, cause_of
+from kata.harness.scoreboard import Scoreboard
+from kata.harness.target import Target, TargetError, find_target
+from kata.harness.tracebacks import learner_error, place_in
+from kata.project import locate
+
+__all__ = ["STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_target"]
+
+_TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None = self-check
+_EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
+_SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a self-check
+_WORKED_ON = pytest.StashKey[list]()              # exercises whose module in exercises/ is no longer a stub
+
+STUB_MUST_FAIL = (
+    "an untouched stub in exercises/ must fail every check (plain `pytest` is the project's "
+    "self-check; to check your own work in exercises/, run `pytest exercises`)"
+)
+
+
+class GivenTarget:
+    """A plugin object that hands a run its target directly, for a target that is not
+    a folder named on the command line (a notebook's functions, say):
+
+        pytest.main([str(checks_file)], plugins=[GivenTarget(target)])
+    """
+
+    def __init__(self, target: Target):
+        self.kata_given_target = target
+
+
+def _given_target(config: pytest.Config) -> Target | None:
+    for plugin in config.pluginmanager.get_plugins():
+        target = getattr(plugin, "kata_given_target", None)
+        if isinstance(target, Target):
+            return target
+    return None
+
+
+def run_target(config: pytest.Config) -> Target | None:
+    """The target this run checks; None for the project's self-check or an unrelated run."""
+    return config.stash.get(_TARGET, None)
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("kata", "device-kata")
+    group.addoption("--target", dest="kata_target", metavar="PATH", default=None,
+                    help="folder of exercise modules to check (or one holding exercises/); "
+                         "`pytest PATH` does the same when PATH is such a folder")
+    group.addoption("--slow", dest="kata_slow", action="store_true", default=False,
+                    help="also run the checks marked slow (CI does)")
+    group.addoption("--accelerator", dest="kata_accelerator", default="auto", choices=list(_accelerator.CHOICES),
+                    help="where the checks marked cuda run: auto (default) takes real CUDA, else MPS, "
+                         "else the simulated accelerator (kata.sim)")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
+    """Find the target among the positional arguments, before conftests load."""
+    ns = early_config.known_args_namespace
+    given = _given_target(early_config)
+    if given is not None:
+        early_config.stash[_TARGET] = given
+        early_config.stash[_EXTRA_ARGS] = list(ns.file_or_dir or [str(locate().checks)])
+        return
+    explicit = getattr(ns, "kata_target", None)
+    target_path: Path | None = None
+    if explicit:
+        target_path = find_target(explicit)
+        if target_path is None:
+            where = Path(explicit).expanduser().resolve()
+            if not where.exists():
+                raise pytest.UsageError(f"--target {explicit}: no such file or folder ({where})")
+            target_path = where if where.is_dir() else where.parent
+
+    rest: list[str] = []
+    found: list[tuple[str, Path]] = []
+    for arg in ns.file_or_dir or []:
+        folder = find_target(arg.split("::")[0])
+        if folder is None:
+            rest.append(arg)
+        else:
+            found.append((arg, folder))
+    if not found and target_path is None:
+        early_config.stash[_TARGET] = None
+        return
+
+    folders = {folder for _, folder in found} | ({target_path} if target_path else set())
+    if len(folders) > 1:
+        raise pytest.UsageError(
+            "one target at a time: " + ", ".join(sorted(map(str, folders)))
+            + " (to grade a class, use `kata grade`)")
+    folder = folders.pop()
+    checks = locate().checks
+    # `pytest exercises/data.py` checks just that exercise.
+    for arg, _ in found:
+        name = Path(arg.split("::")[0]).stem
+        if arg.endswith(".py") and name in curriculum.names():
+            rest.append(str(checks / f"test_{name}.py"))
+    if not rest:
+        benchmarks_only = getattr(ns, "benchmark_only", False)
+        rest = [str(checks / "benchmarks" if benchmarks_only else checks)]
+    early_config.stash[_TARGET] = Target(folder)
+    early_config.stash[_EXTRA_ARGS] = rest
+    ns.file_or_dir = rest
+    # Load the checks' conftest files even when the target lies outside the project.
+    root = locate().root
+    if ns.confcutdir and not root.is_relative_to(Path(ns.confcutdir).resolve()):
+        ns.confcutdir = str(root)
+
+
+def _exercise_fixture(name: str):
+    def fixture(kata_target: Target):
+        return kata_target.module(name)
+
+    fixture.__doc__ = f"The module of exercise '{name}' in the folder under check (imported on first use)."
+    return pytest.fixture(fixture, scope="session", name=name)
+
+
+def _exercise_fixtures() -> types.ModuleType:
+    """A plugin module holding one fixture per exercise, named after it (pytest reads
+    fixtures from a plugin module's attributes)."""
+    module = types.ModuleType("kata.harness.exercise_fixtures", "One fixture per exercise, made from the curriculum.")
+    for ex in curriculum.exercises():
+        setattr(module, f"kata_exercise_{ex.name}", _exercise_fixture(ex.name))
+    return module
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config: pytest.Config) -> None:
+    for ex in curriculum.exercises():
+        config.addinivalue_line("markers", f"{ex.name}: the checks of exercise {ex.label}")
+    config.addinivalue_line("markers", "cuda: needs an accelerator (real CUDA, MPS, or the simulated one)")
+    config.addinivalue_line("markers", "slow: takes more than a few seconds; runs only with --slow (CI runs them)")
+    config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
+    config.pluginmanager.register(_accelerator, "kata-accelerator")
+    if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
+        config.stash[_TARGET] = None
+    benchmarks_only = config.getoption("benchmark_only", False)
+    if config.getoption("kata_slow") and not benchmarks_only:
+        # The smoke pass: each benchmark runs once, untimed, so they never rot.
+        config.option.benchmark_skip = False
+        config.option.benchmark_disable = True
+    target = run_target(config)
+    settings.apply(config, learner=target is not None)
+    if target is not None:
+        config.args = list(config.stash[_EXTRA_ARGS])
+        config.option.confcutdir = config.known_args_namespace.confcutdir
+        if not benchmarks_only:
+            settings.quiet_hypothesis()
+            config.pluginmanager.register(Scoreboard(config, target), "kata-scoreboard")
+            config.pluginmanager.register(FailureGroups(), "kata-failure-groups")
+    else:
+        from kata import pristine
+
+        project = locate()
+        config.stash[_SELF_TARGETS] = [
+            *([Target(project.solutions, "solutions")] if project.has_solutions else []),
+            Target(project.exercises, "exercises"),
+        ]
+        # A learner's copy: the stubs they worked on are no longer stubs, so the self-check
+        # can't expect them to fail (it says so in the header, once).
+        config.stash[_WORKED_ON] = pristine.worked_on(project.exercises)
+
+
+def _in_project(path: Path) -> bool:
+    return path.is_relative_to(locate().root)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_report_header(config: pytest.Config):
+    """The other plugins' header lines (without their settings in a learner's run), and the kata's."""
+    lines = yield
+    if run_target(config) is not None:
+        lines = settings.learner_header(lines)
+    own = _header(config)
+    return [own, *lines] if own else lines
+
+
+def _header(config: pytest.Config) -> list[str] | None:
+    """What is checked, and where the cuda-marked checks run (torch's version and the device)."""
+    target = run_target(config)
+    line = f"kata accelerator: {_accelerator.accelerator_of(config).line}"
+    if target is not None:
+        return [f"kata: checking {target.display()} ({target.path})", line]
+    checks, root = locate().checks, locate().root
+    paths = [(config.invocation_params.dir / a.split("::")[0]).resolve() for a in config.args]
+    if any(p.is_relative_to(checks) or p == root for p in paths):
+        lines = ["kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each"]
+        worked = config.stash.get(_WORKED_ON, [])
+        if worked:
+            lines.append(f"kata: exercises/ holds your work ({', '.join(worked)}): run `pytest exercises` to check "
+                         "it; the stubs' self-check leaves those exercises out")
+        return [*lines, line]
+    return None
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # A learner's run is the checks alone: not the harness's own tests, and the
+    # benchmarks only when asked for (--benchmark-only, or --slow for a smoke pass).
+    if run_target(config) is None:
+        return None
+    checks = locate().checks
+    if collection_path == checks / "selftest":
+        return True
+    if collection_path == checks / "benchmarks":
+        return not (config.getoption("benchmark_only", False) or config.getoption("kata_slow"))
+    return None
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    if "kata_target" not in metafunc.fixturenames or run_target(metafunc.config) is not None:
+        return
+    targets = []
+    exercise = curriculum.exercise_of(metafunc.definition.path)
+    worked = metafunc.config.stash.get(_WORKED_ON, [])
+    for target in metafunc.config.stash[_SELF_TARGETS]:
+        if target.name == "solutions":
+            targets.append(pytest.param(target, id="solutions"))
+        elif exercise is not None and exercise.name not in worked:  # a learner's check: stubs fail it
+            targets.append(pytest.param(target, id="exercises",
+                                        marks=pytest.mark.xfail(strict=True, reason=STUB_MUST_FAIL)))
+    metafunc.parametrize("kata_target", targets, indirect=True, scope="session")
+
+
+@pytest.fixture(scope="session")
+def kata_target(request: pytest.FixtureRequest) -> Target:
+    """The folder of exercise modules under test."""
+    if hasattr(request, "param"):
+        return request.param
+    target = run_target(request.config)
+    if target is None:
+        raise pytest.UsageError("no kata target: run `pytest exercises`, `pytest solutions` or `pytest --target PATH`")
+    return target
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    unbound = []
+    chosen = None
+    mine = [item for item in items if _in_project(item.path)]
+    for item in mine:
+        if item.get_closest_marker("slow") and not config.getoption("kata_slow"):
+            item.add_marker(pytest.mark.skip(reason="slow: runs with --slow (CI runs it)"))
+        if item.get_closest_marker("cuda"):
+            chosen = chosen or _accelerator.accelerator_of(config)
+            if not chosen.available:
+                item.add_marker(pytest.mark.skip(reason=chosen.line))
+        exercise = curriculum.exercise_of(item.path)
+        if exercise is None:
+            continue
+        item.add_marker(getattr(pytest.mark, exercise.name))
+        if "kata_target" not in getattr(item, "fixturenames", ()):
+            unbound.append(item.nodeid)
+    if chosen is not None:
+        _accelerator.install_if_simulated(config)
+    if unbound:
+        raise pytest.UsageError(
+            "these checks never touch the target, so they could pass on a stub: " + ", ".join(unbound))
+
+
+def _target_of(item: pytest.Item) -> Target | None:
+    callspec = getattr(item, "callspec", None)
+    if callspec is not None and "kata_target" in callspec.params:
+        return callspec.params["kata_target"]
+    return run_target(item.config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    report = yield
+    excinfo = call.excinfo
+    if excinfo is None or not report.failed or curriculum.exercise_of(item.path) is None:
+        return report
+    target = _target_of(item)
+    if excinfo.errisinstance(TargetError):
+        report.longrepr = str(excinfo.value)
+    elif excinfo.errisinstance(NotImplementedError) and target is not None:
+        message = learner_error(excinfo.value, target.path)
+        if message is not None:
+            report.longrepr = message
+            report.kata_todo = True
+    elif _timed_out(excinfo) and target is not None:
+        report.longrepr = _timeout_message(item, excinfo, target)
+    elif run_target(item.config) is not None and _a_checks_assertion(excinfo):
+        report.longrepr = _message_of(excinfo)
+    if run_target(item.config) is not None:
+        report.kata_cause = cause_of(item, excinfo)
+    return report
+
+
+def _a_checks_assertion(excinfo: pytest.ExceptionInfo) -> bool:
+    """An assertion of the checks themselves (not one raised in the learner's code)."""
+    if not excinfo.errisinstance((AssertionError, pytest.fail.Exception)) or not excinfo.traceback:
+        return False
+    return Path(str(excinfo.traceback[-1].path)).resolve().is_relative_to(locate().checks)
+
+
+def _message_of(excinfo: pytest.ExceptionInfo) -> str:
+    """What a learner needs of a check's failure: its message (without pytest's rewriting of the
+    assert's expression, which only shows the check's internals) and any notes (Hypothesis's
+    falsifying example)."""
+    text = str(excinfo.value)
+    if excinfo.errisinstance(AssertionError) and "\nassert " in text:
+        text = text[:text.index("\nassert ")]
+    notes = [n for n in getattr(excinfo.value, "__notes__", ()) if isinstance(n, str)]
+    return "\n".join([text.rstrip(), *notes]) if text.strip() else excinfo.exconly()
+
+
+def _timed_out(excinfo: pytest.ExceptionInfo) -> bool:
+    return excinfo.errisinstance(pytest.fail.Exception) and str(excinfo.value).startswith("Timeout")
+
+
+def _timeout_message(item: pytest.Item, excinfo: pytest.ExceptionInfo, target: Target) -> str:
+    seconds = item.config.getoption("timeout", None) or settings.CHECK_TIMEOUT
+    place = place_in(excinfo.value, target.path)
+    where = f"; your code was at {place.where}: {place.source}" if place else ""
+    return (f"this check did not finish within {seconds:g} s, its time limit (it needs a few seconds){where}.\n"
+            "  A plt.pause() or plt.show() waiting for a window, time.sleep(), an endless loop, or far more "
+            "work than the check asks for?")

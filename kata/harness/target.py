@@ -1,0 +1,217 @@
+"""Which folder is being checked, and how its modules are imported.
+
+A *target* is a folder that holds some or all of the exercises' modules
+(``devices.py``, ``data.py``, ... as kata/curriculum.toml lists them), directly
+or in an ``exercises/`` subfolder: the learner's ``exercises/``, the reference
+``solutions/``, or a student's submission.
+
+Its modules are imported from that folder only, by file path, as submodules of
+a package made up for this one target (``_kata_target_1.data`` and so on). A
+stray ``data.py`` elsewhere on ``sys.path`` can't shadow them, two targets can be
+loaded side by side, and each process imports them afresh. Inside a target,
+one module may import another relatively: ``from .devices import to_python``.
+
+A module that is missing, fails to import, or lacks a name raises
+:class:`TargetError` when a check first touches it, so only the checks that
+need it fail, each with a message naming the file and the error.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+import sys
+import types
+from collections.abc import Callable
+from pathlib import Path
+
+from kata import curriculum
+from kata.harness.tracebacks import display, place_in
+from kata.project import ProjectError, locate
+
+__all__ = ["Target", "TargetError", "TargetModule", "find_target", "module_of", "target_of", "target_path"]
+
+_counter = itertools.count(1)
+
+
+class TargetError(Exception):
+    """A module of the target is missing, does not import, or lacks a name."""
+
+
+def _project_root() -> Path | None:
+    try:
+        return locate().root
+    except ProjectError:
+        return None
+
+
+def find_target(path: str | Path) -> Path | None:
+    """The folder of exercise modules that ``path`` names, or None.
+
+    ``path`` may be such a folder, a folder whose ``exercises/`` subfolder is one,
+    or one exercise's module file (``exercises/data.py``). The project's own root is
+    never a target: plain ``pytest .`` there is the project's self-check.
+    """
+    names = curriculum.names()
+    p = Path(path).expanduser().resolve()
+    if p.is_file():
+        return p.parent if p.suffix == ".py" and p.stem in names else None
+    if not p.is_dir() or p == _project_root():
+        return None
+    for folder in (p, p / "exercises"):
+        if any((folder / f"{name}.py").is_file() for name in names):
+            return folder
+    return None
+
+
+def target_path(name: str | Path) -> Path:
+    """What ``--target NAME`` means: ``solutions`` and ``exercises`` are the project's own
+    folders (wherever the command runs from); anything else is a path."""
+    if str(name) in ("solutions", "exercises"):
+        project = locate()
+        return project.solutions if str(name) == "solutions" else project.exercises
+    return Path(name)
+
+
+class Target:
+    """One folder of exercise modules, loaded lazily and at most once each.
+
+    ``on_import`` callbacks are told ``(name, "start")`` before a module's code runs
+    and ``(name, "end")`` after (the grader uses them to know whose import ended a
+    process)."""
+
+    def __init__(self, path: str | Path, name: str | None = None):
+        path = Path(path).expanduser().resolve()
+        self.path = find_target(path) or path
+        self.name = name or self.path.name
+        self.package = f"_kata_target_{next(_counter)}"
+        self.on_import: list[Callable[[str, str], None]] = []
+        self._loaded: dict[str, types.ModuleType | TargetError] = {}
+
+    def __repr__(self) -> str:
+        return f"Target({str(self.path)!r})"
+
+    def file(self, module: str) -> Path:
+        return self.path / f"{module}.py"
+
+    def display(self, module: str | None = None) -> str:
+        """A short path for messages: ``exercises/data.py``."""
+        return display(self.file(module) if module else self.path)
+
+    def module(self, name: str) -> TargetModule:
+        """A lazy handle: the module is imported when a check first uses it."""
+        return TargetModule(self, name)
+
+    def load(self, name: str) -> types.ModuleType:
+        """Import ``name`` from this target (once), or raise TargetError."""
+        if name not in self._loaded:
+            try:
+                self._loaded[name] = self._import(name)
+            except TargetError as err:
+                self._loaded[name] = err
+        result = self._loaded[name]
+        if isinstance(result, TargetError):
+            raise result
+        return result
+
+    def failure(self, name: str) -> TargetError | None:
+        """Why ``name`` could not be loaded, if it was tried and failed."""
+        result = self._loaded.get(name)
+        return result if isinstance(result, TargetError) else None
+
+    def mark_broken(self, name: str, message: str) -> None:
+        """From now on, ``name`` fails to load with ``message`` (its import ran too long,
+        or ended a test process)."""
+        sys.modules.pop(f"{self.package}.{name}", None)
+        self._loaded[name] = TargetError(message)
+
+    def forget_tracebacks(self) -> None:
+        """Let go of the frames the remembered import failures hold (and what they hold)."""
+        for value in self._loaded.values():
+            if isinstance(value, TargetError):
+                value.__context__ = value.__cause__ = value.__traceback__ = None
+
+    def _import(self, name: str) -> types.ModuleType:
+        file = self.file(name)
+        if not file.is_file():
+            raise TargetError(
+                f"{self.display(name)} does not exist. The checks of exercise '{name}' import it from "
+                f"{self.display()}; create it (`kata reset {name}` restores the stub).")
+        if self.package not in sys.modules:
+            pkg = types.ModuleType(self.package)
+            pkg.__path__ = [str(self.path)]  # lets `from .devices import x` work
+            sys.modules[self.package] = pkg
+        qualname = f"{self.package}.{name}"
+        spec = importlib.util.spec_from_file_location(qualname, file)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[qualname] = module
+        for callback in self.on_import:
+            callback(name, "start")
+        try:
+            spec.loader.exec_module(module)
+        except (Exception, SystemExit) as exc:
+            del sys.modules[qualname]
+            raise TargetError(self._import_failure(name, exc)) from None
+        finally:
+            for callback in self.on_import:
+                callback(name, "end")
+        return module
+
+    def _import_failure(self, name: str, exc: BaseException) -> str:
+        place = place_in(exc, self.file(name))
+        where = ""
+        if place is not None:
+            shown = place.source and not isinstance(exc, SyntaxError)  # the error repeats a syntax error's line
+            where = f" (line {place.line}" + (f": {place.source})" if shown else ")")
+        message = f"{self.display(name)} failed to import{where}:\n  {type(exc).__name__}: {exc}"
+        if isinstance(exc, SystemExit):
+            message += "\n  The module exits while it is imported: keep top-level code to definitions."
+        elif isinstance(exc, ModuleNotFoundError) and exc.name in curriculum.names():
+            message += (f"\n  To use another exercise's code, import it relatively: "
+                        f"`from .{exc.name} import ...`.")
+        return message
+
+
+class TargetModule:
+    """A lazy stand-in for a target's module: ``data.train_transform`` imports
+    ``data.py`` on first use and fails with a teaching message if it can't.
+
+    Only the names the exercise must define (its ``names`` in the curriculum)
+    are looked up; :func:`module_of` gives the real module (to monkeypatch its
+    globals)."""
+
+    def __init__(self, target: Target, name: str):
+        object.__setattr__(self, "_target", target)
+        object.__setattr__(self, "_name", name)
+
+    def __getattr__(self, attr: str):
+        try:
+            defines = curriculum.get(self._name).names
+        except curriculum.UnknownExercise:
+            defines = ()
+        if attr not in defines:  # e.g. a tool's probe: no import for it
+            raise AttributeError(attr)
+        module = module_of(self)
+        try:
+            return getattr(module, attr)
+        except AttributeError:
+            raise TargetError(
+                f"{self._target.display(self._name)} defines no `{attr}`. Exercise '{self._name}' asks for "
+                f"it (see the docstring of exercises/{self._name}.py); check the spelling, or "
+                f"`kata reset {self._name}` for the stub.") from None
+
+    def __setattr__(self, attr, value):
+        raise AttributeError("patch the real module instead: monkeypatch.setattr(module_of(handle), ...)")
+
+    def __repr__(self) -> str:
+        return f"<module {self._name!r} of {self._target.display()}>"
+
+
+def module_of(handle: TargetModule) -> types.ModuleType:
+    """The real module behind a handle (imported now if it was not yet)."""
+    return handle._target.load(handle._name)
+
+
+def target_of(handle: TargetModule) -> Target:
+    """The target a handle belongs to."""
+    return handle._target

@@ -1,0 +1,80 @@
+"""From a traceback to the learner's file and line: the one place that does it.
+
+An exception raised while a check runs the learner's code has frames in the
+kata, in PyTorch and in the learner's folder. What a learner needs is the last
+frame in their own folder: ``exercises/training.py, line 42, in train``.
+"""
+
+from __future__ import annotations
+
+import traceback
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["Place", "display", "learner_error", "place_in"]
+
+
+def display(path: str | Path) -> str:
+    """A path as short as it can be said from the current folder."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+@dataclass(frozen=True)
+class Place:
+    """A line of the learner's code."""
+
+    file: Path
+    line: int | None
+    function: str
+    source: str
+
+    @property
+    def where(self) -> str:
+        """``exercises/data.py, line 4, in load_splits`` (``at its top level`` for module code)."""
+        name = "its top level" if self.function == "<module>" else self.function
+        line = f", line {self.line}" if self.line else ""
+        return f"{display(self.file)}{line}, in {name}"
+
+    def __str__(self) -> str:
+        return self.where
+
+
+def place_in(exc: BaseException, folder: Path) -> Place | None:
+    """The last frame of ``exc``'s traceback in a file under ``folder`` (or in the file
+    ``folder``), or None."""
+    folder = Path(folder).resolve()
+
+    def mine(file: Path) -> bool:
+        return file == folder if folder.suffix == ".py" else file.is_relative_to(folder)
+
+    if isinstance(exc, SyntaxError) and exc.filename and exc.lineno:
+        file = Path(exc.filename).resolve()
+        if mine(file):
+            return Place(file, exc.lineno, "<module>", (exc.text or "").strip())
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        file = Path(frame.filename).resolve()
+        if mine(file):
+            found = Place(file, frame.lineno, frame.name, (frame.line or "").strip())
+    return found
+
+
+def learner_error(exc: BaseException, folder: Path) -> str | None:
+    """Say in a line or two what went wrong in the code under ``folder``; None if the
+    error was not raised there (then it is the kata's, or a library's, to explain).
+
+    A NotImplementedError raised there is an exercise not written yet.
+    """
+    place = place_in(exc, folder)
+    if place is None:
+        return None
+    if isinstance(exc, NotImplementedError):
+        if "not written yet" in str(exc):  # the stub's own words say it
+            return f"{display(place.file)}: {exc}"
+        return f"{display(place.file)}: `{place.function}` is not written yet" + (f":\n  {exc}" if str(exc) else "")
+    return (f"{place.where}: {type(exc).__name__}: {exc}\n"
+            f"  `pytest {display(place.file)}` runs the checks that say what is expected there")

@@ -1,0 +1,192 @@
+"""Every use of PyTorch internals by the simulator, and the torch versions it runs on.
+
+The simulator stands on public PyTorch where PyTorch offers public ground:
+``__torch_dispatch__`` wrapper subclasses, ``torch.library`` kernels for the
+PrivateUse1 dispatch key, ``torch.ops.aten``, ``torch.utils.rename_privateuse1_backend``
+and ``torch.utils.generate_methods_for_privateuse1_backend``.  What PyTorch offers
+only under private names is reached from this module and from nowhere else in
+:mod:`kata.sim`; :data:`INTERNALS` lists it.  The biggest piece, the Python hooks
+and device guard that autograd asks a PrivateUse1 backend for, is torch's own
+helper for Python backends (``_setup_privateuseone_for_python_backend``, which
+also calls the two public functions above); torch calls it experimental.
+
+Which versions (:data:`TORCH_VERSIONS`), and why those:
+
+- 2.13 and 2.14 are *verified*: the simulator's self-tests
+  (``tests/selftest/test_simulator.py``) pass on torch 2.13.0+cpu and 2.14.1.
+  Every internal in :data:`INTERNALS` is the same on both (their
+  ``backend_registration.py`` differ only in a typo of an error message; the
+  copied error words are the same in both builds).
+- 2.11 and 2.12 are *untested*: as far as can be seen from outside (torch's
+  issue tracker cites ``torch/csrc/acc/Module.cpp``, ``_setup_privateuseone_for_python_backend``
+  and the autograd assert about ``device_ready_queues_`` at v2.11.0), they have
+  everything listed here, but the simulator was never run on them, and details
+  such as the text ``_tensor_str._str`` prints or which ops ``Module.to`` swaps
+  in place could differ.  :func:`version_support` refuses them, with a line that
+  says so; setting ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
+  that has every internal listed (how to verify one: run the self-tests with it
+  set, then add the version here as verified).
+- Anything else is refused: before 2.11 the Python-backend hooks don't exist
+  (``torch._C._acc``), and a later torch is unknown.
+
+Not listed as internals: the ATen operators the dispatcher hands a
+``__torch_dispatch__`` subclass, some of them underscore-named (``aten._to_copy``,
+``aten._copy_from``, ``aten._local_scalar_dense``, ``aten._unique2``): they are the
+dispatcher's vocabulary, present on every version in the table, looked up in ``_device.py``.
+
+A refusal never touches the rest of the kata: plain CPU code does not need the
+simulator, and on a machine with CUDA the checks marked ``cuda`` use CUDA.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import torch
+
+__all__ = ["DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR",
+           "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "is_late_backend_error",
+           "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
+           "tensor_repr", "version_support"]
+
+# major.minor: (status, what was checked and how the version differs). "verified": the
+# self-tests pass on it; "untested": expected to work, never run (refused unless
+# KATA_SIM_UNTESTED=1).
+TORCH_VERSIONS: dict[str, tuple[str, str]] = {
+    "2.14": ("verified", "tested on 2.14.1+cu130 (on a CPU); every internal in INTERNALS"),
+    "2.13": ("verified", "tested on 2.13.0+cpu; the same internals as 2.14, nothing differs"),
+    "2.12": ("untested", "expected the same as 2.13; never run"),
+    "2.11": ("untested", "the Python-backend helper, torch._C._acc and the autograd assert exist at "
+                         "v2.11.0 (as torch's issue tracker cites them); never run"),
+}
+VERIFIED = tuple(sorted((v for v, (status, _) in TORCH_VERSIONS.items() if status == "verified"),
+                        key=lambda v: tuple(map(int, v.split(".")))))
+UNTESTED_ENV = "KATA_SIM_UNTESTED"
+
+# The private names used, the same on every version above: "where.name": what for.
+INTERNALS: dict[str, str] = {
+    "torch.utils.backend_registration._setup_privateuseone_for_python_backend":
+        "renames PrivateUse1, generates .simgpu() methods, registers torch.simgpu and the Python "
+        "hooks and device guard (its dummy ones) that autograd asks a backend for",
+    "torch._C._acc.register_python_privateuseone_hook": "(what the helper above registers them with)",
+    "torch._C._get_privateuse1_backend_name": "whether PrivateUse1 is still free to rename",
+    "torch.Tensor._make_wrapper_subclass": "a device tensor with no storage of its own",
+    "torch._C._disabled_torch_function_impl": "no Python __torch_function__ on every op",
+    "torch.ops.aten.set_.source_Storage_storage_offset._op_dk":
+        "OpOverload._op_dk runs the Meta kernel of set_: a wrapper's sizes after an in-place op",
+    "torch._C.DispatchKey": "(Meta, for the above)",
+    "torch._tensor_str._str": "repr of a device tensor, reworded as a real device's tensor prints",
+}
+# Not calls, but the words of a torch version, copied (errors as CUDA raises them)
+# or matched (autograd's assert when a backend comes after the first backward pass).
+MIXING_ERROR = "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
+NUMPY_ERROR = ("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
+               "memory first.")
+INDEX_DEVICE_ERROR = "indices should be either on cpu or on the same device as the indexed tensor ({})"
+_LATE_BACKEND_ASSERT = "device_ready_queues_"
+
+
+def _major_minor(version: str) -> str:
+    match = re.match(r"(\d+)\.(\d+)", version)
+    return f"{match[1]}.{match[2]}" if match else version
+
+
+def _resolve(path: str):
+    """The object a dotted name of INTERNALS names (AttributeError if this torch lacks it)."""
+    obj = torch
+    for part in path.split(".")[1:]:
+        obj = getattr(obj, part)
+    return obj
+
+
+def missing_internals() -> list[str]:
+    """The names in :data:`INTERNALS` that this torch lacks (none on a supported one)."""
+    missing = []
+    for path in INTERNALS:
+        try:
+            _resolve(path)
+        except AttributeError:
+            missing.append(path)
+    return missing
+
+
+def version_support(version: str | None = None) -> tuple[bool, str]:
+    """Whether the simulator runs on torch `version` (default: this torch), and why not.
+
+    Returns ``(True, "torch 2.14.1: verified")`` or ``(False, reason)``, the reason one
+    line such as "the simulated accelerator supports torch 2.13 and 2.14; this is torch
+    2.10.0".  For this torch it also checks that every name in :data:`INTERNALS` exists;
+    for another version string it answers from :data:`TORCH_VERSIONS` alone.
+    """
+    this_torch = version is None
+    version = torch.__version__ if version is None else version
+    status = TORCH_VERSIONS.get(_major_minor(version), ("unknown", ""))[0]
+    tried = os.environ.get(UNTESTED_ENV, "") not in ("", "0")
+    if status != "verified" and not tried:
+        hint = (f" (expected to work but untested: {UNTESTED_ENV}=1 tries it)" if status == "untested"
+                else "")
+        return False, (f"the simulated accelerator supports torch {' and '.join(VERIFIED)}; "
+                       f"this is torch {version}{hint}")
+    if this_torch:
+        missing = missing_internals()
+        if missing:
+            return False, (f"the simulated accelerator needs PyTorch internals that torch {version} "
+                           f"lacks: {', '.join(missing)}")
+    if status == "verified":
+        return True, f"torch {version}: verified"
+    return True, f"torch {version}: {status}, tried because {UNTESTED_ENV} is set"
+
+
+# --------------------------------------------------------------------------- the calls
+# Looked up without failing, so that `kata.sim` imports (and support() answers) on any
+# torch; on one that lacks a name, version_support() says so and install() refuses.
+
+def _lookup(path: str):
+    try:
+        return _resolve(path)
+    except AttributeError:
+        return None
+
+
+backend_name = _lookup("torch._C._get_privateuse1_backend_name")
+make_wrapper_subclass = _lookup("torch.Tensor._make_wrapper_subclass")  # (cls, size, strides=, ...)
+DISABLED_TORCH_FUNCTION = _lookup("torch._C._disabled_torch_function_impl")
+_SET = torch.ops.aten.set_.source_Storage_storage_offset
+
+
+def setup_python_backend(name: str, device_module) -> None:
+    """Rename PrivateUse1 to `name` and make it a Python backend: generated
+    ``Tensor.name()``/``Module.name()`` methods, ``torch.name`` = `device_module`,
+    and torch's own Python hooks and device guard.  Once per process."""
+    from torch.utils import backend_registration
+
+    backend_registration._setup_privateuseone_for_python_backend(rename=name, backend_module=device_module)
+
+
+def set_metadata(wrapper: torch.Tensor, cpu: torch.Tensor) -> None:
+    """Give `wrapper` the sizes, strides and offset of `cpu` after an in-place op
+    changed them: the Meta kernel of ``set_`` sets exactly these."""
+    _SET._op_dk(torch._C.DispatchKey.Meta, wrapper, wrapper.untyped_storage(), cpu.storage_offset(),
+                cpu.size(), cpu.stride())
+
+
+def tensor_repr(tensor: torch.Tensor, tensor_contents=None, *, parameter: bool = False) -> str:
+    """``repr`` of a wrapper-subclass tensor, worded as a real device's tensor prints:
+    ``tensor([1., 2.], device='simgpu:0')``, not ``SimTensor([...])``."""
+    text = torch._tensor_str._str(tensor, tensor_contents=tensor_contents)
+    cls = type(tensor).__name__ + "("
+    if text.startswith("Parameter(" + cls) and text.endswith(")"):
+        text = text[len("Parameter("):-1]
+    if text.startswith(cls):
+        shift = len(cls) - len("tensor(")
+        lines = text[len(cls):].split("\n")
+        text = "\n".join(["tensor(" + lines[0]] + [
+            line[shift:] if line.startswith(" " * shift) else line for line in lines[1:]])
+    return "Parameter containing:\n" + text if parameter else text
+
+
+def is_late_backend_error(err: BaseException) -> bool:
+    """Whether `err` is autograd's assert for a backend registered after the process's
+    first backward pass (its engine sized the per-device queues then)."""
+    return isinstance(err, RuntimeError) and _LATE_BACKEND_ASSERT in str(err)
