@@ -1,5 +1,7 @@
 """Reference solution: where tensors live."""
 
+from collections import defaultdict
+
 import numpy as np
 import torch
 from torch import nn
@@ -27,7 +29,10 @@ def device_of(obj):
 def _rebuild(obj, convert):
     """Apply `convert` to every leaf inside lists, tuples, named tuples and dicts."""
     if isinstance(obj, dict):
-        return type(obj)((key, _rebuild(value, convert)) for key, value in obj.items())
+        items = [(key, _rebuild(value, convert)) for key, value in obj.items()]
+        if isinstance(obj, defaultdict):  # its first argument is the default factory
+            return type(obj)(obj.default_factory, items)
+        return type(obj)(items)  # a dict, an OrderedDict, ...: the same keys in the same order
     if isinstance(obj, tuple) and hasattr(obj, '_fields'):  # a named tuple
         return type(obj)(*(_rebuild(value, convert) for value in obj))
     if isinstance(obj, (list, tuple)):

@@ -5,6 +5,12 @@ training images with a random crop and flip, crops validation and test images
 in the centre, shrinks everything to 64x64, takes the first 16,000 training and
 1,000 validation images, and batches them by 32, shuffling only the training
 set. These checks run the learner's pipeline on a small synthetic CelebA.
+
+Transforms are compared by what they do, never by their text: `Resize(64)`
+after a 178x178 crop is `Resize([64, 64])`, and `CenterCrop(178)` is
+`CenterCrop([178, 178])`.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
 import inspect
@@ -19,10 +25,13 @@ from torchvision import transforms as T
 
 import kata.celeba
 from kata.celeba import ATTRIBUTE_NAMES
-from kata.strategies import attribute_vectors, pil_images
+from kata.checks.book import book_eval_transform, book_train_transform
+from kata.checks.messages import describe
+from kata.checks.strategies import attribute_vectors, pil_images
+from kata.harness.target import TargetError, module_of
 
-BOOK_TRAIN = [T.RandomCrop([178, 178]), T.RandomHorizontalFlip(), T.Resize([64, 64]), T.ToTensor()]
-BOOK_EVAL = [T.CenterCrop([178, 178]), T.Resize([64, 64]), T.ToTensor()]
+BOOK_TRAIN = book_train_transform().transforms
+BOOK_EVAL = book_eval_transform().transforms
 
 
 def face(celeba_root, index=0) -> Image.Image:
@@ -31,9 +40,56 @@ def face(celeba_root, index=0) -> Image.Image:
     return Image.open(sorted(folder.iterdir())[index]).convert("RGB")
 
 
+def _pair(size) -> list[int] | None:
+    """A size as [height, width]; None for Resize's one number (the shorter side)."""
+    if isinstance(size, int):
+        return [size, size]
+    size = list(size)
+    return [int(size[0]), int(size[0])] if len(size) == 1 else [int(v) for v in size]
+
+
 def steps(transform) -> list[str]:
+    """Each step of a transform as the book would write it, with sizes normalised
+    (`CenterCrop(178)` is `CenterCrop([178, 178])`; `Resize(64)` right after a square
+    crop is `Resize([64, 64])`) and any setting that differs from the default shown."""
     inner = transform.transforms if isinstance(transform, T.Compose) else [transform]
-    return [repr(t) for t in inner]
+    out, square = [], False
+    for t in inner:
+        name = type(t).__name__
+        if name in ("RandomCrop", "CenterCrop"):
+            h, w = _pair(t.size)
+            extras = []
+            if name == "RandomCrop":
+                extras += [f"padding={t.padding}"] if t.padding else []
+                extras += ["pad_if_needed=True"] if getattr(t, "pad_if_needed", False) else []
+            out.append(f"{name}([{h}, {w}]{''.join(', ' + e for e in extras)})")
+            square = h == w
+        elif name == "Resize":
+            size = t.size
+            one = isinstance(size, int) or len(list(size)) == 1
+            value = size if isinstance(size, int) else list(size)[0]
+            if one and square and t.max_size is None:
+                shown = f"[{value}, {value}]"     # the shorter side of a square: both sides
+            elif one:
+                shown = f"{value}"                # the shorter side only: the aspect ratio is kept
+            else:
+                shown = str(_pair(size))
+            extras = []
+            interpolation = getattr(t.interpolation, "value", t.interpolation)
+            if interpolation != "bilinear":
+                extras.append(f"interpolation={interpolation}")
+            if t.max_size is not None:
+                extras.append(f"max_size={t.max_size}")
+            if getattr(t, "antialias", True) is False:
+                extras.append("antialias=False")
+            out.append(f"Resize({shown}{''.join(', ' + e for e in extras)})")
+        elif name == "RandomHorizontalFlip":
+            out.append("RandomHorizontalFlip()" if t.p == 0.5 else f"RandomHorizontalFlip(p={t.p})")
+        elif name == "ToTensor":
+            out.append("ToTensor()")
+        else:
+            out.append(repr(t).replace("\n", " "))
+    return out
 
 
 def run(transform, image, seed):
@@ -44,41 +100,69 @@ def run(transform, image, seed):
 # --- the label ------------------------------------------------------------
 
 
+WRONG_ATTRIBUTE = ("the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first printing used "
+                   "18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn something else")
+
+
+def named(index) -> str:
+    return (f"{index} ({ATTRIBUTE_NAMES[index]})" if isinstance(index, int) and 0 <= index < 40
+            else describe(index))
+
+
+def attributes_read(data) -> list[int] | None:
+    """Which attributes get_smile reads, probed with one-hot vectors (None if the probe can't tell)."""
+    try:
+        return [i for i in range(40) if int(data.get_smile(torch.eye(40, dtype=torch.int64)[i])) == 1]
+    except (TypeError, ValueError, RuntimeError, IndexError):
+        return None
+
+
 def test_smiling_is_attribute_31(data):
-    assert ATTRIBUTE_NAMES[31] == "Smiling"
-    assert data.SMILING == 31, (
-        f"SMILING is {data.SMILING}, which is CelebA's {ATTRIBUTE_NAMES[data.SMILING]!r}"
-        if isinstance(data.SMILING, int) and 0 <= data.SMILING < 40 else f"SMILING is {data.SMILING!r}"
-    ) + "; 'Smiling' is attribute 31 (the book's first printing used 18, Heavy_Makeup: see its errata)"
+    assert data.SMILING == 31, f"SMILING names {WRONG_ATTRIBUTE}\n  SMILING is {named(data.SMILING)}"
 
 
 def test_get_smile_reads_attribute_31(data):
-    # Probe with one-hot vectors: the one that comes back 1 tells which attribute is read.
-    read = [i for i in range(40) if int(data.get_smile(torch.eye(40, dtype=torch.int64)[i])) == 1]
+    read = attributes_read(data)
     assert read == [31], (
-        f"get_smile reads attribute {read} ({', '.join(ATTRIBUTE_NAMES[i] for i in read) or 'none'}); "
-        "it must return attr[31], Smiling (the book's first printing used 18, Heavy_Makeup: see its errata)")
+        f"get_smile reads {WRONG_ATTRIBUTE}\n  probed with one-hot vectors, it reads attribute "
+        + (", ".join(named(i) for i in read) or "none" if read is not None else "(none that gives a 0/1 number)")
+        + ": return attr[31]")
 
 
 @given(attr=attribute_vectors())
 def test_get_smile_returns_the_smiling_attribute(data, attr):
     label = data.get_smile(attr)
-    assert isinstance(label, torch.Tensor) and torch.equal(label, attr[31]), (
-        f"get_smile({attr.tolist()}) returned {label!r}, expected attr[31] = {attr[31]!r}: "
-        "index the tensor, so the label stays a 0-d tensor as the DataLoader expects")
+    if isinstance(label, torch.Tensor) and label.shape == () and torch.equal(label, attr[31]):
+        return
+    read = attributes_read(data)
+    if read is not None and read != [31]:
+        pytest.fail(f"get_smile reads {WRONG_ATTRIBUTE}\n  it reads attribute "
+                    f"{', '.join(named(i) for i in read) or 'none'}: return attr[31]", pytrace=False)
+    if not isinstance(label, torch.Tensor):
+        pytest.fail("get_smile must return attr[31] as it is, a 0-d tensor (the DataLoader stacks the labels into "
+                    f"a batch tensor): index the tensor, don't convert it\n  get_smile(attr) returned "
+                    f"{describe(label)}", pytrace=False)
+    if label.shape != ():
+        pytest.fail("get_smile must return one attribute, a 0-d tensor: attr[31], not a slice or the whole vector\n"
+                    f"  get_smile(attr) returned {describe(label)}", pytrace=False)
+    pytest.fail(f"get_smile(attr) must equal attr[31]\n  for {attr.tolist()} it returned {describe(label)}, "
+                f"attr[31] is {int(attr[31])}", pytrace=False)
 
 
 # --- the transforms -------------------------------------------------------
 
 
-@pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)])
+@pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
+                         ids=["train_transform", "eval_transform"])
 def test_transform_is_the_books_compose(data, which, book):
     transform = getattr(data, which)()
     assert isinstance(transform, T.Compose), (
-        f"{which}() returned {type(transform).__name__}; the book chains its steps with transforms.Compose([...])")
-    assert steps(transform) == [repr(t) for t in book], (
-        f"{which}() is Compose({steps(transform)}),\nthe book's is Compose({[repr(t) for t in book]}): "
-        "the same steps, in the same order, with the same sizes")
+        f"{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
+        f"{describe(transform)}")
+    got, want = steps(transform), steps(T.Compose(book))
+    assert got == want, (
+        f"{which}() must be the book's Compose: the same steps, in the same order, with the same sizes\n"
+        f"  yours:  Compose([{', '.join(got)}])\n  book's: Compose([{', '.join(want)}])")
 
 
 @given(image=pil_images())
@@ -95,13 +179,17 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
 
 def check_tensor_image(out, which):
     assert isinstance(out, torch.Tensor), (
-        f"{which} returned a {type(out).__name__}; end with transforms.ToTensor() so the model gets a tensor")
+        f"a transform must end with transforms.ToTensor(), so the model gets a tensor\n  {which} returned "
+        f"{describe(out)}")
     assert out.shape == (3, 64, 64), (
-        f"{which} gave shape {tuple(out.shape)}, expected (3, 64, 64): crop to [178, 178], then Resize([64, 64]) "
-        "(a list of two sizes; Resize(64) alone keeps the aspect ratio)")
-    assert out.dtype == torch.float32, f"{which} gave dtype {out.dtype}; ToTensor() makes float32"
+        "a transform must give a 3x64x64 image: crop to 178x178 first, then Resize([64, 64]) (on a square, "
+        f"Resize(64) is the same; on the 178x218 face it keeps the aspect ratio)\n  {which} gave shape "
+        f"{tuple(out.shape)}")
+    assert out.dtype == torch.float32, (
+        f"a transform must give float32 pixels, as ToTensor() makes them\n  {which} gave dtype {out.dtype}")
     assert 0.0 <= out.min().item() and out.max().item() <= 1.0, (
-        f"{which} gave values from {out.min().item()} to {out.max().item()}; ToTensor() scales pixels to [0, 1]")
+        f"a transform must give pixels in [0, 1], as ToTensor() scales them\n  {which} gave values from "
+        f"{out.min().item()} to {out.max().item()}")
 
 
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
@@ -184,19 +272,41 @@ def load(data, root, **kwargs):
         raise
 
 
-def test_load_splits_defaults_are_the_books(data, celeba_root):
+def test_load_splits_defaults_are_the_books(data, celeba_root, monkeypatch):
     params = inspect.signature(data.load_splits).parameters
     defaults = {name: p.default for name, p in params.items() if name in ("n_train", "n_valid")}
     assert defaults == {"n_train": 16000, "n_valid": 1000}, (
-        f"load_splits defaults are {defaults}; the book takes the first 16,000 training and 1,000 validation "
-        "images: def load_splits(root, n_train=16000, n_valid=1000)")
-    # The small set has fewer: asked for the defaults, load_splits must say so.
-    for kwargs, n in (({}, 16000), ({"n_train": 8}, 1000)):
-        with pytest.raises(ValueError) as info:
-            load(data, celeba_root, **kwargs)
-        assert str(n) in str(info.value).replace(",", ""), (
-            f"load_splits(root{''.join(f', {k}={v}' for k, v in kwargs.items())}) on a set with fewer images "
-            f"raised {info.value!r}, which does not mention the {n} images asked for by default")
+        "load_splits must take the book's first 16,000 training and 1,000 validation images by default: "
+        f"def load_splits(root, n_train=16000, n_valid=1000)\n  its defaults are {defaults}")
+    # The small set has fewer images: make each split look big enough, so the defaults can be taken.
+    enlarged = enlarge(monkeypatch, data, 20000)
+    train, valid, _ = load(data, celeba_root)
+    sizes = {"train": len(train), "valid": len(valid)}
+    assert sizes == {"train": 16000, "valid": 1000}, (
+        "load_splits(root) must give the first 16,000 training and 1,000 validation images, using its "
+        f"defaults\n  from splits of {enlarged} images each it gave {sizes}")
+
+
+def enlarge(monkeypatch, data, n) -> int:
+    """Make kata.celeba.CelebA report at least ``n`` items (indexing stays as it is)."""
+
+    class Enlarged(kata.celeba.CelebA):
+        def __len__(self):
+            return max(n, super().__len__())
+
+    replace_celeba(monkeypatch, data, Enlarged)
+    return n
+
+
+def replace_celeba(monkeypatch, data, cls):
+    """Put ``cls`` where the learner's module finds kata's CelebA: ``kata.celeba.CelebA``, and
+    each of its module's names bound to it (``from kata.celeba import CelebA as celeba``)."""
+    original = kata.celeba.CelebA
+    monkeypatch.setattr(kata.celeba, "CelebA", cls)
+    module = module_of(data)
+    for name, value in list(vars(module).items()):
+        if value is original:
+            monkeypatch.setattr(module, name, cls)
 
 
 def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatch):
@@ -208,9 +318,7 @@ def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatc
             calls.append((args, kwargs))
             super().__init__(*args, **kwargs)
 
-    monkeypatch.setattr(kata.celeba, "CelebA", Spy)
-    if hasattr(data._load(), "CelebA"):
-        monkeypatch.setattr(data._load(), "CelebA", Spy)
+    replace_celeba(monkeypatch, data, Spy)
     load(data, celeba_root, n_train=8, n_valid=4)
     assert calls, "load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`"
     bound = [signature.bind(None, *a, **k).arguments for a, k in calls]
@@ -283,23 +391,46 @@ def test_load_splits_augments_only_the_training_split(data, celeba_root):
                 + ": random augmentation on training images only, the centre crop on valid and test")
 
 
+REFUSE = ("load_splits must raise ValueError when asked for more images than a split has, saying how many it has "
+          "(the kata's rule: the book's Subset(ds, torch.arange(16000)) takes any n, and a split too small fails "
+          "only later, with an IndexError at some batch)")
+
+
 def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
-    n = len(kata.celeba.CelebA(celeba_root, split="train"))
-    with pytest.raises(ValueError) as info:
-        load(data, celeba_root, n_train=n + 1, n_valid=4)
-    assert str(n) in str(info.value), (
-        f"the ValueError says {str(info.value)!r}; say how many images the split has ({n}), so the "
-        "learner knows what to ask for")
+    for split in ("train", "valid"):
+        n = len(kata.celeba.CelebA(celeba_root, split=split))
+        kwargs = {"n_train": 8, "n_valid": 4, f"n_{split}": n + 1}
+        asked = f"load_splits(root, n_train={kwargs['n_train']}, n_valid={kwargs['n_valid']})"
+        try:
+            load(data, celeba_root, **kwargs)
+        except ValueError as err:
+            assert str(n) in str(err).replace(",", ""), (
+                f"{REFUSE}\n  {asked} on a {split} split of {n} images raised ValueError({str(err)!r}), which does "
+                f"not say {n}")
+        except (NotImplementedError, TargetError):
+            raise
+        except Exception as err:
+            pytest.fail(f"{REFUSE}\n  {asked} on a {split} split of {n} images raised {type(err).__name__}: "
+                        f"{err}", pytrace=False)
+        else:
+            pytest.fail(f"{REFUSE}\n  {asked} on a {split} split of {n} images returned without an error",
+                        pytrace=False)
+
+
+MISSING = ("load_splits must let kata.celeba.CelebA's error for a missing dataset through: it says what is missing "
+           "and how to get it (`kata data`)")
 
 
 def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
-    with pytest.raises(RuntimeError) as info:
+    try:
         data.load_splits(tmp_path, n_train=8, n_valid=4)
-    if info.type is NotImplementedError:  # a RuntimeError too: the stub, not the dataset's error
-        raise info.value
-    assert "kata data" in str(info.value), (
-        "with no dataset under root, kata.celeba.CelebA raises an error that says how to get one "
-        f"(`kata data`); load_splits must let it through, but raised: {info.value!r}")
+    except (NotImplementedError, TargetError):  # NotImplementedError is a RuntimeError too: the stub
+        raise
+    except Exception as err:
+        assert "kata data" in str(err), (
+            f"{MISSING}\n  with no dataset under root, it raised {type(err).__name__}: {err}")
+    else:
+        pytest.fail(f"{MISSING}\n  with no dataset under root, it returned without an error", pytrace=False)
 
 
 # --- the loaders ----------------------------------------------------------

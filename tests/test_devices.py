@@ -7,11 +7,13 @@ into plain Python values on the host, and the `t.cpu()` trap (a CPU tensor's
 
 Without a GPU, the checks move tensors to PyTorch's `meta` device: a device
 that is not the CPU (tensors there have a shape and dtype but no data), so a
-tensor that was not moved is caught. The checks marked `cuda` run on a real or
-simulated accelerator.
+tensor that was not moved is caught. Every message that names it says so. The
+checks marked `cuda` run on a real or simulated accelerator.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict
 
 import numpy as np
 import pytest
@@ -20,54 +22,56 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.strategies import Pair, nested_tensors, plain_leaves, tensors
+from kata.checks.messages import describe
+from kata.checks.snapshots import change, snapshot
+from kata.checks.strategies import Pair, nested_tensors, plain_leaves, tensors
 
 ELSEWHERE = torch.device("meta")  # a device that is not the CPU, on every machine
+# Said wherever a message names it: a learner has never met the meta device.
+META = ("meta (PyTorch's `meta` device: tensors there have a shape and a dtype but no data; these checks use it as "
+        "a device that is not the CPU, the way a GPU is, on any machine)")
+
+
+def kind(value) -> str:
+    """A container's type, or a leaf as describe() says it (never an internal class name)."""
+    return type(value).__name__ if isinstance(value, (dict, list, tuple)) else describe(value)
 
 
 def same_shape(a, b, path="obj"):
-    """Assert that b has a's container structure and types; yield (path, leaf_a, leaf_b)."""
+    """Assert that b has a's container structure; yield (path, leaf_a, leaf_b).
+
+    A dict (plain, OrderedDict, defaultdict, ...) must come back as a dict with the
+    same keys in the same order; its own type is welcome, not required. A list
+    stays a list and a tuple a tuple; a named tuple keeps its type."""
     if isinstance(a, dict):
-        assert type(b) is type(a), f"{path} was a {type(a).__name__}, the result is a {type(b).__name__}"
-        assert list(b) == list(a), f"{path}'s keys changed from {list(a)} to {list(b)}"
+        assert isinstance(b, dict), (
+            f"a dict came back as another kind of container: rebuild each dict as a dict, the same keys in the same "
+            f"order ({{key: ... for key, value in obj.items()}})\n  {path} was a {type(a).__name__}, the result is "
+            f"{kind(b)}")
+        assert list(b) == list(a), (
+            f"a dict came back with other keys, or in another order: keep every key, in order\n  {path}'s keys "
+            f"changed from {list(a)} to {list(b)}")
         for k in a:
             yield from same_shape(a[k], b[k], f"{path}[{k!r}]")
     elif isinstance(a, (list, tuple)):
         assert type(b) is type(a), (
-            f"{path} was a {type(a).__name__}, the result is a {type(b).__name__}: rebuild each container as "
-            "its own type (a named tuple with type(obj)(*items))")
-        assert len(b) == len(a), f"{path} had {len(a)} items, the result has {len(b)}"
+            "a list or tuple came back as another type: rebuild each as its own type (a list as a list, a tuple "
+            f"as a tuple, a named tuple with type(obj)(*items))\n  {path} was a {type(a).__name__}, the result "
+            f"is {kind(b)}")
+        assert len(b) == len(a), (
+            f"a list or tuple came back with another number of items\n  {path} had {len(a)} items, the result "
+            f"has {len(b)}")
         for i, (x, y) in enumerate(zip(a, b)):
             yield from same_shape(x, y, f"{path}[{i}]")
     else:
         yield path, a, b
 
 
-def snapshot(obj):
-    """The structure with every tensor replaced by (id, device, a copy): to detect mutation."""
-    if isinstance(obj, dict):
-        return type(obj), [(k, snapshot(v)) for k, v in obj.items()], id(obj)
-    if isinstance(obj, (list, tuple)):
-        return type(obj), [snapshot(v) for v in obj], id(obj)
-    if isinstance(obj, torch.Tensor):
-        return "tensor", id(obj), obj.device, obj.detach().clone()
-    return "value", obj
-
-
 def assert_unchanged(before, obj, what):
-    after = snapshot(obj)
-    assert _same(before, after), (
-        f"{what} changed the object it was given: build new containers and leave the input as it was "
-        "(the caller may still be using it)")
-
-
-def _same(a, b):
-    if isinstance(a, tuple) and a and a[0] == "tensor":
-        return (isinstance(b, tuple) and b[0] == "tensor" and a[1] == b[1] and a[2] == b[2]
-                and torch.equal(a[3], b[3]))
-    if isinstance(a, (list, tuple)):
-        return isinstance(b, type(a)) and len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
-    return a == b or (a != a and b != b)  # NaN equals NaN here
+    found = change(before, obj)
+    assert found is None, (
+        f"{what} changed the object it was given ({found}): build new containers and leave the input as it "
+        "was (the caller may still be using it)")
 
 
 # --- pick_device ----------------------------------------------------------------
@@ -80,11 +84,12 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
     got = devices.pick_device()
     assert isinstance(got, torch.device), (
-        f"pick_device() returned {got!r} ({type(got).__name__}); return a torch.device, e.g. torch.device('cuda')")
+        "pick_device() must return a torch.device, e.g. torch.device('cuda'), not a string or anything else\n"
+        f"  it returned {describe(got)}")
     assert got.type == expected, (
-        f"with CUDA {'available' if cuda else 'unavailable'} and MPS {'available' if mps else 'unavailable'}, "
-        f"pick_device() gave {got}, expected {expected}: ask torch.cuda.is_available() first, then "
-        "torch.backends.mps.is_available(), else the CPU")
+        "pick_device() must ask torch.cuda.is_available() first, then torch.backends.mps.is_available(), else "
+        f"take the CPU\n  with CUDA {'available' if cuda else 'unavailable'} and MPS "
+        f"{'available' if mps else 'unavailable'}, it gave {got}, expected {expected}")
 
 
 # --- device_of ------------------------------------------------------------------
@@ -92,19 +97,27 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
 
 @given(t=tensors())
 def test_device_of_a_tensor_is_its_device(devices, t):
-    assert devices.device_of(t) == t.device == torch.device("cpu")
+    got = devices.device_of(t)
+    assert got == torch.device("cpu"), (
+        f"device_of(t) of a tensor made on the CPU gave {got!r}: a tensor's device is t.device\n  t is {describe(t)}")
     moved = t.detach().to(ELSEWHERE)
-    assert devices.device_of(moved) == ELSEWHERE, (
-        f"device_of(a tensor on {ELSEWHERE}) gave {devices.device_of(moved)!r}: a tensor's device is t.device")
+    got = devices.device_of(moved)
+    assert got == ELSEWHERE, (
+        f"device_of(t) of a tensor moved off the CPU gave {got!r}: a tensor's device is t.device\n  the tensor is on "
+        f"{META}")
 
 
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
-    assert devices.device_of(model) == torch.device("cpu")
-    model.to(ELSEWHERE)
-    assert devices.device_of(model) == ELSEWHERE, (
-        "after model.to(device), device_of(model) must say that device: a module lives where its parameters are "
+    got = devices.device_of(model)
+    assert got == torch.device("cpu"), (
+        f"device_of(model) of a model built on the CPU gave {got!r}: a module lives where its parameters are "
         "(next(model.parameters()).device)")
+    model.to(ELSEWHERE)
+    got = devices.device_of(model)
+    assert got == ELSEWHERE, (
+        "after model.to(device), device_of(model) must say that device: a module lives where its parameters are "
+        f"(next(model.parameters()).device)\n  it gave {got!r}; the model was moved to {META}")
 
     class OnlyBuffers(nn.Module):
         def __init__(self):
@@ -112,18 +125,23 @@ def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
             self.register_buffer("mean", torch.zeros(3))
 
     buffers = OnlyBuffers().to(ELSEWHERE)
-    assert devices.device_of(buffers) == ELSEWHERE, (
-        "a module with no parameters but a buffer lives where its first buffer is: look at model.buffers() next")
-    assert devices.device_of(nn.ReLU()) is None, (
-        "nn.ReLU() holds no tensors at all, so it lives on no device: device_of must return None")
+    got = devices.device_of(buffers)
+    assert got == ELSEWHERE, (
+        "a module with no parameters but a buffer lives where its first buffer is: look at model.buffers() next\n"
+        f"  it gave {got!r}; the buffer is on {META}")
+    got = devices.device_of(nn.ReLU())
+    assert got is None, (
+        f"nn.ReLU() holds no tensors at all, so it lives on no device: device_of must return None\n  it gave {got!r}")
 
 
 @given(value=st.one_of(plain_leaves, st.lists(st.integers(), max_size=3),
                        st.floats(width=32).map(np.float32), st.integers(-5, 5).map(np.int64)))
 def test_device_of_anything_else_is_none(devices, value):
-    assert devices.device_of(value) is None, (
-        f"device_of({value!r}) gave {devices.device_of(value)!r}: a {type(value).__name__} is not a tensor or a "
-        "module, it lives in ordinary host memory and on no torch device: return None")
+    got = devices.device_of(value)
+    assert got is None, (
+        "device_of of a value that is neither a tensor nor a module must be None: a Python number, a list or a "
+        "NumPy value lives in ordinary host memory, on no torch device\n"
+        f"  device_of({value!r}) ({describe(value)}) gave {got!r}")
 
 
 # --- what assignment and the methods really do (the seed's questions) -------------
@@ -134,21 +152,23 @@ def test_assignment_moves_nothing(devices):
     b = a                    # b names the same tensor as a
     a = a.to(ELSEWHERE)      # a now names a NEW tensor; b still names the old one
     assert devices.device_of(b) == torch.device("cpu") and devices.device_of(a) == ELSEWHERE, (
-        f"after `b = a; a = a.to(device)`, device_of(b) gave {devices.device_of(b)} and device_of(a) gave "
-        f"{devices.device_of(a)}: assignment only binds a name, and Tensor.to returns a new tensor")
+        "after `b = a; a = a.to(device)`, b is still the CPU tensor and a the moved one: assignment only binds a "
+        "name, and Tensor.to returns a new tensor\n"
+        f"  device_of(b) gave {devices.device_of(b)!r}, device_of(a) gave {devices.device_of(a)!r}; the device is "
+        f"{META}")
 
 
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
     model = nn.Linear(3, 1)
     returned = model.to(ELSEWHERE)
     assert returned is model and devices.device_of(model) == ELSEWHERE, (
-        "Module.to moves the module's own parameters and returns the same module object")
+        "Module.to moves the module's own parameters and returns the same module object, so device_of(model) "
+        f"must say where it went\n  device_of(model) gave {devices.device_of(model)!r} after model.to({META})")
     t = torch.ones(2)
     t.to(ELSEWHERE)          # the result is thrown away: t has not moved
     assert devices.device_of(t) == torch.device("cpu"), (
         "`t.to(device)` on its own line leaves t where it was: Tensor.to RETURNS the moved tensor, so write "
-        "`t = t.to(device)`")
-    assert t.to(t.device) is t, "Tensor.to the device it is already on returns the tensor itself"
+        f"`t = t.to(device)`\n  device_of(t) gave {devices.device_of(t)!r}")
 
 
 def test_float_changes_the_dtype_never_the_device(devices):
@@ -157,7 +177,9 @@ def test_float_changes_the_dtype_never_the_device(devices):
     as_float = total.float()
     assert devices.device_of(total) == ELSEWHERE and devices.device_of(as_float) == ELSEWHERE, (
         "0 + is_correct.sum() is still a tensor on the device, and so is .float() of it: only .item(), "
-        ".tolist() or .cpu() bring the value to the host")
+        ".tolist() or .cpu() bring the value to the host\n"
+        f"  device_of gave {devices.device_of(total)!r} and {devices.device_of(as_float)!r}; the tensors are on "
+        f"{META}")
 
 
 # --- to_device ------------------------------------------------------------------
@@ -170,22 +192,45 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices, obj):
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
             assert isinstance(new, torch.Tensor) and new.device == ELSEWHERE, (
-                f"{path} is on {getattr(new, 'device', type(new).__name__)} after to_device(obj, {ELSEWHERE}): "
-                "every tensor, however deep in lists, tuples and dicts, must be moved with t.to(device)")
-            assert new.shape == old.shape and new.dtype == old.dtype, f"{path} changed shape or dtype"
+                "a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
+                "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
+                f"  after to_device(obj, ELSEWHERE), {path} is {describe(new)}; ELSEWHERE is {META}")
+            assert new.shape == old.shape and new.dtype == old.dtype, (
+                "a tensor changed its shape or dtype on the way: t.to(device) keeps both\n"
+                f"  {path} was {describe(old)} of {old.dtype}, it became {describe(new)} of {new.dtype}")
         else:
-            assert new is old or new == old, f"{path} ({old!r}) was not a tensor and must pass through unchanged"
+            assert new is old or new == old, (
+                "a value that is not a tensor must pass through unchanged\n"
+                f"  {path} was {describe(old)} and became {describe(new)}")
     assert_unchanged(before, obj, "to_device")
 
 
-def test_to_device_keeps_named_tuples_and_dict_types(devices):
-    obj = OrderedDict(batch=Pair(torch.ones(2), torch.zeros(2, dtype=torch.int64)), step=3)
+@pytest.mark.parametrize("container", ["dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple"])
+def test_to_device_rebuilds_each_kind_of_container(devices, container):
+    inner = Pair(torch.ones(2), torch.zeros(2, dtype=torch.int64))
+    items = {"batch": inner, "step": 3}
+    obj = {"dict": lambda: dict(items), "OrderedDict": lambda: OrderedDict(items),
+           "defaultdict": lambda: defaultdict(list, items), "named tuple": lambda: Pair(inner, 3),
+           "list": lambda: [inner, 3], "tuple": lambda: (inner, 3)}[container]()
+    before = snapshot(obj)
     moved = devices.to_device(obj, ELSEWHERE)
-    assert type(moved) is OrderedDict and type(moved["batch"]) is Pair, (
-        f"to_device turned {type(obj).__name__}/{type(obj['batch']).__name__} into "
-        f"{type(moved).__name__}/{type(moved['batch']).__name__}: rebuild each container as its own type")
-    assert moved["batch"].first.device == ELSEWHERE and moved["step"] == 3
-    assert obj["batch"].first.device == torch.device("cpu"), "the input must not be changed"
+    if isinstance(obj, dict):
+        assert isinstance(moved, dict) and list(moved) == ["batch", "step"], (
+            f"to_device of a {container} must give a dict with the same keys in the same order (the same type is "
+            f"welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {kind(moved)}"
+            + (f" with keys {list(moved)}" if isinstance(moved, dict) else ""))
+        batch, step = moved["batch"], moved["step"]
+    else:
+        assert type(moved) is type(obj) and len(moved) == 2, (
+            f"to_device of a {container} must give a {container} again, item for item (a named tuple keeps its "
+            f"type: type(obj)(*items))\n  it gave {kind(moved)}"
+            + (f" of {len(moved)} items" if isinstance(moved, (list, tuple)) else ""))
+        batch, step = moved
+    assert type(batch) is Pair and batch.first.device == ELSEWHERE and step == 3, (
+        "inside the container, a named tuple keeps its type and its tensors move; other values pass through\n"
+        f"  the inner named tuple became {kind(batch)}"
+        + (f" holding {describe(batch[0])}" if isinstance(batch, tuple) else "") + f"; the device is {META}")
+    assert_unchanged(before, obj, "to_device")
 
 
 # --- to_python ------------------------------------------------------------------
@@ -205,16 +250,20 @@ def test_to_python_gives_plain_python_values(devices, obj):
         if isinstance(old, torch.Tensor):
             expected = old.detach().tolist()
             assert not isinstance(new, (torch.Tensor, np.ndarray, np.generic)), (
-                f"{path} became {type(new).__name__}, not plain Python: .item() for a 0-d tensor, .tolist() for "
-                "larger ones (both copy to the host)")
+                "a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both "
+                f"copy to the host)\n  {path} was {describe(old)} and became {describe(new)}")
             if old.ndim == 0:
                 assert type(new) is python_type_for(old), (
-                    f"{path}, a 0-d {old.dtype} tensor, became a {type(new).__name__}; .item() gives a "
-                    f"{python_type_for(old).__name__} for it")
+                    "a 0-d tensor became the wrong Python type: .item() gives a float for a floating-point "
+                    "tensor, an int for an integer one, a bool for a bool one\n"
+                    f"  {path}, a 0-d {old.dtype} tensor, became {describe(new)}")
             assert new == expected or (new != new and expected != expected), (
-                f"{path} became {new!r}, expected {expected!r}")
+                f"a tensor became other values: .item() / .tolist() keep them\n  {path} became {new!r}, expected "
+                f"{expected!r}")
         else:
-            assert new is old or new == old, f"{path} ({old!r}) must pass through unchanged"
+            assert new is old or new == old, (
+                "a value that is not a tensor must pass through unchanged\n"
+                f"  {path} was {describe(old)} and became {describe(new)}")
     assert_unchanged(before, obj, "to_python")
 
 
@@ -225,8 +274,8 @@ def test_to_python_gives_plain_python_values(devices, obj):
 def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor, expected):
     got = devices.to_python(tensor)
     assert type(got) is type(expected) and got == expected, (
-        f"to_python({tensor!r}) gave {got!r} ({type(got).__name__}); a 0-d {tensor.dtype} tensor becomes a "
-        f"{type(expected).__name__}, as .item() gives it")
+        "a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it\n"
+        f"  to_python({describe(tensor)}, a {tensor.dtype}) gave {describe(got)}, expected {expected!r}")
 
 
 @pytest.mark.parametrize("value, expected_type", [
@@ -234,8 +283,8 @@ def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor,
 def test_to_python_turns_numpy_scalars_into_python_scalars(devices, value, expected_type):
     got = devices.to_python(value)
     assert type(got) is expected_type and got == value.item(), (
-        f"to_python({value!r}) gave {got!r} ({type(got).__name__}); NumPy scalars become Python ones with "
-        ".item() (note np.float64 even passes isinstance(x, float), but it is not a Python float)")
+        "NumPy scalars become Python ones with .item() (np.float64 even passes isinstance(x, float), but it is "
+        f"not a Python float)\n  to_python({describe(value)}) gave {describe(got)}")
 
 
 def test_to_python_works_with_grad_and_on_history_lists(devices):
@@ -243,8 +292,9 @@ def test_to_python_works_with_grad_and_on_history_lists(devices):
     history = [[loss], [torch.tensor(0.5)], [torch.tensor(3)]]
     got = devices.to_python(history)
     assert got == [[6.0], [0.5], [3]] and [type(x[0]) for x in got] == [float, float, int], (
-        f"to_python({history}) gave {got}: a tensor that requires grad converts with .item() too (or "
-        ".detach() first before .tolist())")
+        "a tensor that requires grad converts with .item() too (or .detach() it before .tolist())\n"
+        f"  to_python([[loss (requires grad)], [tensor(0.5)], [tensor(3)]]) gave {got!r}, expected "
+        "[[6.0], [0.5], [3]]")
 
 
 # --- host_copy ------------------------------------------------------------------
@@ -254,8 +304,11 @@ def test_to_python_works_with_grad_and_on_history_lists(devices):
 def test_host_copy_is_an_independent_cpu_tensor_without_history(devices, t):
     original = t.detach().clone()
     copy_ = devices.host_copy(t)
-    assert isinstance(copy_, torch.Tensor) and copy_.device == torch.device("cpu"), "host_copy must return a CPU tensor"
-    assert copy_.dtype == t.dtype and torch.equal(copy_, original), "host_copy must return a tensor equal to t"
+    assert isinstance(copy_, torch.Tensor) and copy_.device == torch.device("cpu"), (
+        f"host_copy must return a CPU tensor\n  host_copy({describe(t)}) gave {describe(copy_)}")
+    assert copy_.dtype == t.dtype and torch.equal(copy_, original), (
+        f"host_copy must return a tensor equal to t, of its dtype\n  host_copy({describe(t)}, a {t.dtype}) gave "
+        f"{describe(copy_)}, a {copy_.dtype}")
     assert copy_ is not t, (
         "host_copy(t) returned t itself: t.cpu() of a tensor that is already on the CPU is the same tensor, "
         "not a copy. Make a real copy (.clone(), or .to('cpu', copy=True))")
@@ -267,17 +320,21 @@ def test_host_copy_is_an_independent_cpu_tensor_without_history(devices, t):
             "both return views or the same tensor on the CPU; .clone() copies")
         with torch.no_grad():
             copy_.view(-1)[0] = 0 if copy_.dtype != torch.bool else not bool(copy_.view(-1)[0])
-        assert torch.equal(t.detach(), original), "writing into host_copy(t) changed t"
+        assert torch.equal(t.detach(), original), (
+            "writing into host_copy(t) changed t: the copy shares memory with t; .clone() copies")
 
 
 def test_host_copy_of_a_view_copies_only_the_view(devices):
     base = torch.arange(12.0).reshape(3, 4)
     view = base[:, 1]                   # a strided view into base
     got = devices.host_copy(view)
-    assert torch.equal(got, torch.tensor([1.0, 5.0, 9.0])) and got.shape == (3,), (
-        f"host_copy of a column view gave {got!r}")
+    assert isinstance(got, torch.Tensor) and got.shape == (3,) and torch.equal(got, torch.tensor([1.0, 5.0, 9.0])), (
+        "host_copy of a view copies just the values the view shows\n"
+        f"  host_copy(base[:, 1]) of a 3x4 tensor gave {describe(got)}, expected tensor([1., 5., 9.])")
     got[0] = -1
-    assert base[0, 1] == 1.0, "writing into host_copy(view) changed the tensor the view looks into"
+    assert base[0, 1] == 1.0, (
+        "writing into host_copy(view) changed the tensor the view looks into: the copy shares memory with it; "
+        ".clone() copies")
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
@@ -290,14 +347,16 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
     moved = devices.to_device(obj, accelerator)
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
-            assert new.device.type == accelerator.type, (
-                f"{path} is on {new.device} after to_device(obj, {accelerator}); every tensor must be moved")
+            assert isinstance(new, torch.Tensor) and new.device.type == accelerator.type, (
+                "a tensor was not moved to the accelerator: `t.to(device)` RETURNS the moved tensor (t stays where "
+                "it was); every tensor, however deep, must be the one .to returned\n"
+                f"  after to_device(obj, {accelerator}), {path} is {describe(new)}")
     plain = devices.to_python(moved)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
             assert not isinstance(new, torch.Tensor) and new == old.detach().tolist(), (
-                f"{path}: to_python of an {accelerator.type} tensor gave {new!r}; .item()/.tolist() copy the values "
-                "to the host as plain Python numbers")
+                "to_python of an accelerator tensor must give plain Python values: .item()/.tolist() copy them to "
+                f"the host\n  {path} became {describe(new)}")
     assert_unchanged(before, obj, "to_device")
 
 
@@ -305,22 +364,26 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
 def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
     t = (torch.arange(6.0).reshape(2, 3).to(accelerator) * 2).requires_grad_()
     got = devices.host_copy(t)
-    assert got.device == torch.device("cpu") and torch.equal(got, torch.arange(6.0).reshape(2, 3) * 2), (
-        f"host_copy of a tensor on {t.device} gave {got!r}: a CPU tensor with the same values")
+    assert (isinstance(got, torch.Tensor) and got.device == torch.device("cpu")
+            and torch.equal(got.detach(), torch.arange(6.0).reshape(2, 3) * 2)), (
+        "host_copy of an accelerator tensor is a CPU tensor with the same values\n"
+        f"  host_copy of {describe(t)} gave {describe(got)}")
     assert not got.requires_grad and got.grad_fn is None, "host_copy must drop the autograd history (.detach())"
 
 
 @pytest.mark.cuda
 def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
     model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
-    assert model.to(accelerator) is model, "Module.to returns the module itself, moved in place"
-    assert devices.device_of(model).type == accelerator.type, (
-        f"device_of(model) gave {devices.device_of(model)} after model.to({accelerator}): a module lives where "
-        "its parameters are")
+    model.to(accelerator)
+    got = devices.device_of(model)
+    assert isinstance(got, torch.device) and got.type == accelerator.type, (
+        "a module lives where its parameters are: after model.to(device), device_of(model) is that device\n"
+        f"  device_of(model) gave {got!r} after model.to({accelerator})")
     x = torch.ones(3, 4)
-    assert devices.device_of(x) == torch.device("cpu"), "torch.ones(...) with no device is made on the CPU"
-    assert devices.device_of(x.to(accelerator).float()).type == accelerator.type, (
-        ".float() changes the dtype only: the tensor stays on the accelerator")
+    got = devices.device_of(x.to(accelerator).float())
+    assert isinstance(got, torch.device) and got.type == accelerator.type, (
+        ".float() changes the dtype only: the tensor stays on the accelerator, and device_of must say so\n"
+        f"  device_of(x.to({accelerator}).float()) gave {got!r}")
 
 
 @pytest.mark.cuda
@@ -328,13 +391,10 @@ def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerato
     # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
     correct = torch.tensor([True, True, False, True], device=accelerator)
     history = [0 + correct.sum() / 4, 0 + correct.float().mean()]
-    with pytest.raises(TypeError, match="can't convert .* device type tensor to numpy"):
-        np.asarray(history)  # what matplotlib does with a list it plots
     plain = devices.to_python(history)
     assert plain == [0.75, 0.75] and all(type(v) is float for v in plain), (
-        f"to_python of the seed's history of {accelerator.type} tensors gave {plain!r}: plain floats on the host "
-        "(.item()), which matplotlib can plot")
-    assert np.asarray(plain).tolist() == [0.75, 0.75]
+        "to_python of the seed's history of device tensors must give plain floats on the host (.item()), which "
+        f"matplotlib can plot\n  it gave {describe(plain)}")
 
 
 @pytest.mark.cuda
@@ -342,13 +402,15 @@ def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
     a = torch.ones(3)
     b = a
     a = a.to(accelerator)
-    assert devices.device_of(b) == torch.device("cpu") and devices.device_of(a).type == accelerator.type, (
+    got_a, got_b = devices.device_of(a), devices.device_of(b)
+    assert got_b == torch.device("cpu") and isinstance(got_a, torch.device) and got_a.type == accelerator.type, (
         "after `b = a; a = a.to(device)`, b still names the CPU tensor and a the new device tensor: assignment "
-        "binds a name, it never moves or copies anything")
-    assert a.to(accelerator) is a, "Tensor.to the device a tensor is already on returns that very tensor"
+        f"binds a name, it never moves or copies anything\n  device_of(b) gave {got_b!r}, device_of(a) gave "
+        f"{got_a!r}")
     back = a.cpu()
-    assert back is not a and devices.device_of(back) == torch.device("cpu"), (
-        ".cpu() of a device tensor is a new CPU tensor: a copy in host memory")
+    got = devices.device_of(back)
+    assert got == torch.device("cpu"), (
+        f".cpu() of a device tensor is a new CPU tensor, and device_of must say so\n  device_of(a.cpu()) gave {got!r}")
 
 
 @pytest.mark.cuda
@@ -357,4 +419,4 @@ def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator,
         monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     got = devices.pick_device()
     assert isinstance(got, torch.device) and got.type == "cuda", (
-        f"with CUDA available, pick_device() gave {got!r}: torch.device('cuda')")
+        f"with CUDA available, pick_device() must give torch.device('cuda')\n  it gave {got!r}")

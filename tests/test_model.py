@@ -3,15 +3,23 @@
 The book (chapter 14) builds the smile classifier as one nn.Sequential; these
 checks hold `build_model()` to it: the same layers in the same order, 388,673
 parameters, an (N, 1) output of probabilities, and no device moves inside.
+
+The book builds its CNN in notebook cells, with shape checks in between
+(`model(torch.ones((4, 3, 64, 64)))` in train mode, whose dropout draws random
+numbers): code that does the same is the book's model, and passes.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
+
+import math
 
 import torch
 from hypothesis import given
 from torch import nn
 from torch.nn.modules.utils import _pair
 
-from kata.reference import BOOK_PARAMETERS, book_cnn
-from kata.strategies import batch_sizes
+from kata.checks.book import BOOK_PARAMETERS, book_cnn
+from kata.checks.strategies import batch_sizes
 
 
 def describe(layer: nn.Module) -> str:
@@ -41,8 +49,8 @@ def layers(net: nn.Module) -> list[nn.Module]:
 def test_build_model_returns_an_nn_sequential(model):
     net = model.build_model()
     assert isinstance(net, nn.Sequential), (
-        f"build_model() returned {type(net).__name__}; the contract asks for the book's "
-        "nn.Sequential (one stack of layers, called in order)")
+        "build_model() must return the book's nn.Sequential (one stack of layers, called in order)\n"
+        f"  it returned a {type(net).__name__}")
 
 
 def test_layers_match_the_book_in_order(model):
@@ -72,30 +80,56 @@ def test_output_is_one_probability_per_image(model, batch):
     x = torch.rand(batch, 3, 64, 64)
     with torch.no_grad():
         y = net(x)
-    assert isinstance(y, torch.Tensor), f"the model returned {type(y).__name__}, not a tensor"
+    assert isinstance(y, torch.Tensor), (
+        f"the model must return a tensor of probabilities\n  it returned a {type(y).__name__}")
     assert y.shape == (batch, 1), (
-        f"for a batch of {batch} images of 3x64x64 the output has shape {tuple(y.shape)}, expected "
-        f"({batch}, 1): AvgPool2d(8) takes the 8x8 maps to 1x1, Flatten makes (N, 256), Linear(256, 1) "
-        "gives one score per image")
-    assert y.dtype == torch.float32, f"output dtype is {y.dtype}, expected torch.float32"
+        "the model must give one score per image, shape (N, 1): AvgPool2d(8) takes the 8x8 maps to 1x1, "
+        f"Flatten makes (N, 256), Linear(256, 1) one score each\n  for a batch of {batch} images of 3x64x64 "
+        f"the output has shape {tuple(y.shape)}")
+    assert y.dtype == torch.float32, f"the model's output must be float32\n  its dtype is {y.dtype}"
     assert bool(((y > 0) & (y < 1)).all()), (
-        f"outputs {y.flatten().tolist()} are not all in (0, 1): the last layer must be nn.Sigmoid(), "
-        "so that BCELoss gets probabilities")
+        "the model's outputs must be probabilities in (0, 1): the last layer is nn.Sigmoid(), so that BCELoss "
+        f"gets probabilities\n  outputs: {y.flatten().tolist()}")
+
+
+def weighted(net: nn.Module) -> list[nn.Module]:
+    """The leaf layers that hold parameters, in order."""
+    return [m for m in layers(net) if list(m.parameters(recurse=False))]
+
+
+INITIAL = ("build the layers in the book's order with PyTorch's default initialisation, and draw no random numbers "
+           "before the last convolution is built (the book's shape checks come after it): then "
+           "torch.manual_seed(1) fixes the initial weights, and so the whole run")
 
 
 def test_initial_weights_are_the_books_under_manual_seed_1(model):
+    # What the seed fixes: the four convolutions, made first and in order, get exactly the
+    # book's weights. The Linear layer is made after the book's shape checks, whose dropout
+    # (train mode) draws random numbers, so its weights depend on how the shapes were checked:
+    # it must hold PyTorch's default initialisation, uniform in +-1/sqrt(256).
     torch.manual_seed(1)
-    got = model.build_model()
+    got = weighted(model.build_model())
     torch.manual_seed(1)
-    want = book_cnn()
-    got_params = [p for m in layers(got) for p in m.parameters(recurse=False)]
-    want_params = [p for m in layers(want) for p in m.parameters(recurse=False)]
-    assert len(got_params) == len(want_params), "the model's parameter tensors differ from the book's"
-    for i, (g, w) in enumerate(zip(got_params, want_params)):
-        assert g.shape == w.shape and torch.equal(g.detach(), w.detach()), (
-            f"parameter tensor {i} ({tuple(g.shape)}) differs from the book's model built after "
-            "torch.manual_seed(1): build the layers in the book's order, and don't re-initialise or "
-            "draw random numbers in between (the seed fixes the initial weights, and so the run)")
+    want = weighted(book_cnn())
+    assert [describe(m) for m in got] == [describe(m) for m in want], (
+        "the model's layers with weights differ from the book's, so their initial weights can't be compared "
+        "(test_layers_match_the_book_in_order says which)\n  yours: "
+        + ", ".join(describe(m) for m in got))
+    *convs, (got_fc, want_fc) = zip(got, want)
+    for i, (g, w) in enumerate(convs):
+        for name in ("weight", "bias"):
+            a, b = getattr(g, name), getattr(w, name)
+            assert a is not None and torch.equal(a.detach(), b.detach()), (
+                f"the convolutions' initial weights differ from the book's under torch.manual_seed(1): {INITIAL}\n"
+                f"  the {name} of {describe(g)} (convolution {i + 1} of 4) differs")
+    bound = 1 / math.sqrt(got_fc.in_features)
+    weight, bias = got_fc.weight.detach(), got_fc.bias.detach()
+    spread = weight.std().item() if weight.numel() > 1 else 0.0
+    assert weight.abs().max().item() <= bound and bias.abs().max().item() <= bound and spread > 0.3 * bound, (
+        "the Linear layer's initial weights are not PyTorch's default initialisation (uniform in "
+        "+-1/sqrt(in_features), here +-0.0625): don't re-initialise the layers, nn.Linear(256, 1) sets them\n"
+        f"  its weights range over [{weight.min().item():.4f}, {weight.max().item():.4f}] with a standard "
+        f"deviation of {spread:.4f}, its bias is {bias.flatten().tolist()}")
 
 
 def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
@@ -114,7 +148,7 @@ def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
         f"build_model() called {', '.join(moves)} on the model: a model is built on the CPU and the "
         "caller moves it (`model.to(device)`, which moves the same object in place)")
     devices = {p.device.type for p in net.parameters()}
-    assert devices == {"cpu"}, f"the new model's parameters are on {devices}; build it on the CPU"
+    assert devices == {"cpu"}, f"a new model's parameters are on the CPU: build it there\n  they are on {devices}"
 
 
 def test_each_call_builds_a_new_model(model):
@@ -123,7 +157,9 @@ def test_each_call_builds_a_new_model(model):
         "build_model() returned the same object twice: training one would change the other. "
         "Build the layers inside the function")
     shared = {id(p) for p in first.parameters()} & {id(p) for p in second.parameters()}
-    assert not shared, "two models from build_model() share parameter tensors; create new layers each call"
+    assert not shared, (
+        "two models from build_model() share parameter tensors: create new layers at each call, inside the "
+        "function")
 
 
 def test_dropout_is_active_in_train_mode_only(model):
@@ -138,4 +174,6 @@ def test_dropout_is_active_in_train_mode_only(model):
     net.eval()
     with torch.no_grad():
         c, d = net(x), net(x)
-    assert torch.equal(c, d), "in eval() mode the output changes between calls: nothing random may run in eval mode"
+    assert torch.equal(c, d), (
+        "in eval() mode the output changes between calls: nothing random may run in eval mode (nn.Dropout stops "
+        "dropping there; a random op of your own does not)")

@@ -2,12 +2,19 @@
 
 The seed's crash happened here: the book's `ax.plot(x_arr, hist[2], ...)` with
 an accuracy history of GPU tensors. matplotlib turns what it draws into NumPy
-arrays, and NumPy can only read host memory (nor a tensor that requires grad).
-These checks draw histories of Python floats, NumPy scalars and 0-d tensors
-(with `requires_grad=True`, which NumPy refuses just as it refuses a device
-tensor; the tensors are made by kata.strategies.make_history, which takes a
-device), read the figure back under the Agg backend, and refuse every call that
-would open a window and wait (`plt.show()`, `plt.pause()`, ...).
+arrays, and NumPy can only read host memory. These checks draw histories of
+Python floats, NumPy scalars and 0-d tensors (made by
+kata.checks.strategies.make_history), read the figure back under the Agg
+backend, and refuse every call that would open a window and wait
+(`plt.show()`, `plt.pause()`, ...).
+
+Each kind of entry is its own case. The seed's entries are 0-d tensors without
+grad (`is_correct.sum()` never requires grad): on the CPU matplotlib plots them,
+and the checks marked `cuda` put them on the accelerator, where they are the
+seed's crash. Tensors that require grad (a loss kept as a tensor) are refused
+by NumPy on any device, for a reason of their own.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 
 The book's figure: two panels side by side, the loss on the left ('Train loss'
 '-o', 'Validation loss' '--<'), the accuracy on the right ('Train acc.' '-o',
@@ -17,30 +24,33 @@ as `train(..., on_epoch=live.update)` would drive it.
 """
 
 import contextlib
+import functools
 import io
 import os
 import tempfile
-import traceback
 from pathlib import Path
 
 import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+import torch
+from hypothesis import example, given, settings
+from matplotlib.backend_bases import FigureCanvasBase
+from matplotlib.figure import Figure
+from PIL import Image
+
+from kata.checks.history import History
+from kata.checks.messages import NUMPY_LESSONS, numpy_refusal
+from kata.checks.snapshots import change, snapshot
+from kata.checks.strategies import histories, make_history
+from kata.harness.target import TargetError, module_of, target_of
+from kata.harness.tracebacks import place_in
 
 matplotlib.use("Agg", force=True)  # off-screen, whatever MPLBACKEND says
 
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-import pytest  # noqa: E402
-import torch  # noqa: E402
-from hypothesis import example, given, settings  # noqa: E402
-from matplotlib.backend_bases import FigureCanvasBase  # noqa: E402
-from matplotlib.figure import Figure  # noqa: E402
-from PIL import Image  # noqa: E402
-
-from kata.strategies import History, histories, make_history  # noqa: E402
-from kata.target import TargetError, display  # noqa: E402
-
-# The device the histories' tensors live on (None: kata.strategies.HISTORY_DEVICE,
-# the CPU, with requires_grad=True). Checks on an accelerator pass another.
+# The device the histories' tensors live on (None: kata.checks.strategies.HISTORY_DEVICE,
+# the CPU). The checks on an accelerator pass it instead.
 DEVICE = None
 
 PANELS = {"loss": ("Train loss", "Validation loss"), "accuracy": ("Train acc.", "Validation acc.")}
@@ -63,12 +73,13 @@ def f32(values):
 # Five epochs of a run like the book's.
 VALUES = (f32([0.693, 0.618, 0.552, 0.497, 0.441]), f32([0.671, 0.604, 0.571, 0.523, 0.502]),
           f32([0.552, 0.663, 0.718, 0.764, 0.789]), f32([0.581, 0.652, 0.702, 0.713, 0.741]))
-SEED_KINDS = ["float", "float", "tensor", "tensor"]  # loss.item() floats, is_correct.sum() tensors
-# Every kind in every list, a different one first in each (the first entry tells nothing about the rest).
+# The seed's history: loss.item() floats, and accuracies summed from is_correct.sum(): 0-d tensors without grad.
+SEED_KINDS = ["float", "float", "tensor", "tensor"]
+# Kinds mixed in every list, a different one first in each (the first entry tells nothing about the rest).
 MIXED_KINDS = [["float", "tensor", "numpy.float32", "tensor with grad_fn", "numpy.float64"],
-               ["numpy.float64", "float", "tensor.float64", "numpy.float32", "tensor"],
+               ["numpy.float64", "float", "tensor.float64", "tensor with requires_grad", "tensor"],
                ["numpy.float32", "tensor with grad_fn", "float", "tensor", "tensor.float64"],
-               ["tensor", "numpy.float64", "tensor with grad_fn", "float", "numpy.float32"]]
+               ["tensor", "numpy.float64", "tensor with requires_grad", "float", "numpy.float32"]]
 
 
 # --- helpers: run the learner's code safely --------------------------------
@@ -89,7 +100,7 @@ def sandbox(plotting, who):
     """Run the learner's code with every blocking call refused (it raises at once,
     so nothing can hang), and leave pyplot as it was: figures opened inside are
     closed afterwards, interactive mode is restored."""
-    module = plotting._load()
+    module = module_of(plotting)
     calls = []
 
     def refuse(name):
@@ -153,36 +164,35 @@ def has_tensors(history) -> bool:
 
 def learner_line(exc, plotting) -> str:
     """Where in the target's code `exc` was raised, as one line (or '')."""
-    root = plotting._target.path
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if Path(f.filename).resolve().is_relative_to(root)]
-    if not frames:
-        return ""
-    f = frames[-1]
-    return f" at {display(Path(f.filename).resolve())}, line {f.lineno}, in {f.name}: {f.line}\n"
+    place = place_in(exc, target_of(plotting).path)
+    return f"at {place.where}: {place.source}" if place else ""
 
 
 def call(plotting, fn, who, history):
-    """Call the learner's code; a crash becomes a message that says what went in."""
+    """Call the learner's code; a crash becomes a message that says why, where, and what went in."""
     __tracebackhide__ = True
     try:
         return fn()
-    except (NotImplementedError, TargetError, BlockingCall):
+    except (NotImplementedError, TargetError):
         raise
+    except BlockingCall as exc:  # the refusal's message, and the line that called it
+        line = learner_line(exc, plotting)
+        raise AssertionError(f"{exc}{chr(10) + '  ' + line if line else ''}") from None
     except Exception as exc:
-        message = (f"{who} failed with {type(exc).__name__}: {exc}\n{learner_line(exc, plotting)}"
-                   f"on a history of {epochs(len(history[0]))} ({type(history).__name__}) holding\n  "
-                   f"{kinds_in(history)}\n")
-        if has_tensors(history):
-            message += (
-                "matplotlib can only plot host values: it turns what it draws into NumPy arrays, and NumPy "
-                "can't read a tensor on a device (the seed's crash) or one that requires grad. Convert each "
-                "entry first: .item() or float(t.detach().cpu()) (.float() only changes the dtype, and "
-                ".cpu() alone keeps requires_grad)")
+        refusal = numpy_refusal(exc)
+        if refusal is not None:
+            cause = NUMPY_LESSONS[refusal]
+        elif has_tensors(history):
+            cause = (f"{who} failed on a history holding tensors: convert each entry to a Python float before "
+                     "drawing it, with .item() or float(t)")
         else:
-            message += ("every entry here is a plain number, so the mistake is elsewhere: see the line above. "
-                        "The history is a tuple of four lists: (loss_train, loss_valid, acc_train, acc_valid)")
-        raise AssertionError(message) from None
+            cause = (f"{who} failed on a history of plain numbers: the mistake is in the code at the line below. "
+                     "The history is a tuple of four lists: (loss_train, loss_valid, acc_train, acc_valid)")
+        line = learner_line(exc, plotting)
+        raise AssertionError(
+            f"{cause}\n  {who} failed{' ' + line if line else ''}\n  {type(exc).__name__}: {exc}\n"
+            f"  the history ({epochs(len(history[0]))}, a {type(history).__name__}) holds\n    "
+            + kinds_in(history).replace("\n  ", "\n    ")) from None
 
 
 def draw(plotting, history):
@@ -193,13 +203,6 @@ def draw(plotting, history):
 
 
 # --- helpers: the caller's history must stay as it was ----------------------
-
-
-def snapshot(history):
-    lists = [list(lst) for lst in history]
-    tensors = [(v, v.requires_grad, v.device, v.detach().clone())
-               for lst in history for v in lst if isinstance(v, torch.Tensor)]
-    return type(history), lists, tensors
 
 
 def short(values, limit=6) -> str:
@@ -215,21 +218,26 @@ def short(values, limit=6) -> str:
 
 def assert_unchanged(history, snap, who):
     __tracebackhide__ = True
-    kind, lists, tensors = snap
-    assert type(history) is kind and len(history) == 4, f"{who} replaced the history's container"
-    for name, before, lst in zip(LIST_NAME, lists, history):
-        assert len(lst) == len(before) and all(a is b for a, b in zip(lst, before)), (
-            f"{who} changed the history it was given: {name} was {short(before)} and is now {short(lst)}. "
-            "The history belongs to the caller (train keeps appending to these very lists): read it, and "
-            "convert into a new list, e.g. [float(v) for v in hist[2]]; never assign into the caller's lists")
-    for t, grad, device, value in tensors:
-        assert t.requires_grad == grad, (
-            f"{who} turned off requires_grad on the caller's tensors: .requires_grad_(False) and .detach_() "
-            "change the tensor itself. Use .detach(), which returns a new tensor and leaves the original "
-            "alone (and .cpu() / .item() to get a host value)")
-        assert t.device == device and torch.equal(t.detach().cpu(), value.cpu()), (
-            f"{who} changed a tensor of the caller's history in place (an in-place op, one ending in _): "
-            "read the history, don't modify it")
+    found = change(snap, history, "history")
+    if found is None:
+        return
+    if found.kind == "requires_grad":
+        pytest.fail("the caller's tensors must keep requires_grad: .requires_grad_(False) and .detach_() change the "
+                    "tensor itself. Use .detach(), which returns a new tensor and leaves the original alone (and "
+                    f".cpu() / .item() to get a host value)\n  {who} turned it off on {found.path}", pytrace=False)
+    if found.kind in ("values", "device"):
+        pytest.fail("the caller's tensors must stay as they are: read the history, don't modify it (no in-place "
+                    f"op, one ending in _)\n  {who} changed a tensor of the caller's history in place ({found})",
+                    pytrace=False)
+    if found.keys:  # one of the four lists, or an entry of one
+        i = found.keys[0]
+        before = [entry.obj for _, entry in snap.items[i][1].items]
+        was = f"{LIST_NAME[i]} was {short(before)} and is now {short(history[i])}"
+    else:
+        was = str(found)
+    pytest.fail("the history belongs to the caller (train keeps appending to these very lists): read it, and "
+                "convert into a new list, e.g. [float(v) for v in hist[2]]; never assign into the caller's lists\n"
+                f"  {who} changed the history it was given: {was}", pytrace=False)
 
 
 # --- helpers: read the figure back ------------------------------------------
@@ -239,19 +247,21 @@ def panels(fig, who, live=False):
     """(left axes, right axes) of a figure of two panels side by side."""
     __tracebackhide__ = True
     assert isinstance(fig, Figure), (
-        f"{who} is {type(fig).__name__}, not a matplotlib.figure.Figure: "
-        + ("keep the figure in self.figure" if live else
-           "return the figure itself (`return fig`), not its axes or a (fig, ax) pair"))
+        ("LivePlot keeps its figure, a matplotlib.figure.Figure, in self.figure" if live else
+         "plot_history returns the figure itself (`return fig`), a matplotlib.figure.Figure, not its axes or a "
+         "(fig, ax) pair") + f"\n  {who} is a {type(fig).__name__}")
     axes = fig.axes
+    if live and len(axes) > 2:
+        pytest.fail("each update must replace the two panels, not add more: clear the figure first "
+                    "(fig.clear()), or keep the two axes and update their lines\n"
+                    f"  {who} has {len(axes)} axes", pytrace=False)
     assert len(axes) == 2, (
-        f"{who} has {len(axes)} axes; the book draws two panels side by side: fig.add_subplot(1, 2, 1) for "
-        "the loss and fig.add_subplot(1, 2, 2) for the accuracy"
-        + ("; each update must replace the panels, not add more: clear the figure first (fig.clear()), or "
-           "keep the two axes and update their lines" if live and len(axes) > 2 else ""))
+        "the book draws two panels side by side: fig.add_subplot(1, 2, 1) for the loss and "
+        f"fig.add_subplot(1, 2, 2) for the accuracy\n  {who} has {len(axes)} axes")
     left, right = sorted(axes, key=lambda ax: ax.get_position().x0)
     assert left.get_position().x1 <= right.get_position().x0 + 1e-6, (
-        f"the two panels of {who} are not side by side (one is above the other, or they overlap): "
-        "the book uses one row of two, fig.add_subplot(1, 2, 1) and fig.add_subplot(1, 2, 2)")
+        "the two panels must be side by side, as the book has them: one row of two, fig.add_subplot(1, 2, 1) "
+        f"and fig.add_subplot(1, 2, 2)\n  the panels of {who} are one above the other, or they overlap")
     return left, right
 
 
@@ -266,18 +276,19 @@ def panel_lines(fig, who, live=False):
             lines.setdefault(line.get_label(), []).append(line)
         strays = [label for label in PANELS[other] if label in lines]
         assert not strays, (
-            f"the {side} panel of {who} holds {strays}: the book puts the loss on the left "
-            "(fig.add_subplot(1, 2, 1)) and the accuracy on the right (fig.add_subplot(1, 2, 2))")
+            "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
+            f"(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}")
         for label in labels:
             assert label in lines, (
-                f"the {side} ({panel}) panel of {who} has no line labelled {label!r} (its lines are labelled "
-                f"{sorted(lines)}; '_child...' means no label): name each curve as you draw it, "
-                f"ax.plot(x, y, fmt, label={label!r}), and ax.legend() shows the names")
+                "each curve is named as it is drawn, ax.plot(x, y, fmt, label=...), with the book's names "
+                "('Train loss', 'Validation loss', 'Train acc.', 'Validation acc.'), and ax.legend() shows them\n"
+                f"  the {side} ({panel}) panel of {who} has no line labelled {label!r}; its lines are labelled "
+                f"{sorted(lines)} ('_child...' means no label)")
             assert len(lines[label]) == 1, (
-                f"the {panel} panel of {who} has {len(lines[label])} lines labelled {label!r}: "
-                + ("each update adds lines instead of replacing them; clear the figure (fig.clear()) or the "
-                   "axes before drawing again, or move the existing line with line.set_data(x, y)" if live
-                   else "draw each curve once"))
+                ("each update must replace the lines, not add more: clear the figure (fig.clear()) or the axes "
+                 "before drawing again, or move the existing line with line.set_data(x, y)" if live
+                 else "each curve is drawn once")
+                + f"\n  the {panel} panel of {who} has {len(lines[label])} lines labelled {label!r}")
             found[label] = lines[label][0]
     return found
 
@@ -301,30 +312,31 @@ def assert_curves(fig, values, who, live=False):
         panel = "loss" if "loss" in label else "accuracy"
         for axis, data in (("x", line.get_xdata(orig=True)), ("y", line.get_ydata(orig=True))):
             assert not holds_tensors(data), (
-                f"the {panel} panel's {label!r} line in {who} holds 0-d tensors as its {axis} values: "
-                "matplotlib can only plot host values (drawing it crashes for a GPU tensor, as in the seed) "
-                "— convert each entry with .item() / float(t.detach().cpu()) before plotting")
+                "a plotted line holds tensors: matplotlib could read these CPU tensors, but not tensors on an "
+                "accelerator (the seed's crash) nor ones that require grad. Convert each entry to a Python float "
+                f"before plotting: .item() or float(t)\n  the {panel} panel's {label!r} line in {who} holds "
+                f"tensors as its {axis} values")
         x = np.asarray(line.get_xdata(orig=False), dtype=float).ravel()
         y = np.asarray(line.get_ydata(orig=False), dtype=float).ravel()
-        grow = (f" The update for epoch {n - 1} gets {n}-point lists: redraw the whole history so far at "
-                "every update." if live else "")
         assert len(x) == n and len(y) == n, (
-            f"the {label!r} line in {who} has {len(y)} points; the history has {epochs(n)}.{grow}")
+            ("each update redraws the whole history so far (the update for epoch e gets lists of e + 1 entries)"
+             if live else "each curve has one point per epoch")
+            + f"\n  the {label!r} line in {who} has {len(y)} points; the history has {epochs(n)}")
         if not np.array_equal(x, np.arange(1, n + 1)):
             assert not np.array_equal(x, np.arange(n)), (
-                f"the {label!r} line in {who} starts at x = 0: epochs are counted from 1 in the book's plot, "
-                "x_arr = np.arange(len(hist[0])) + 1 (ax.plot(y) alone uses 0..N-1)")
-            pytest.fail(f"the {label!r} line in {who} is drawn at x = {short(x.tolist())}; "
-                        f"it must be the epochs 1..{n}, x_arr = np.arange(len(hist[0])) + 1")
+                "epochs are counted from 1 in the book's plot: x_arr = np.arange(len(hist[0])) + 1 (ax.plot(y) "
+                f"alone uses 0..N-1)\n  the {label!r} line in {who} starts at x = 0")
+            pytest.fail("the x values are the epochs 1..N: x_arr = np.arange(len(hist[0])) + 1\n"
+                        f"  the {label!r} line in {who} is drawn at x = {short(x.tolist())}", pytrace=False)
         expected = np.asarray(values[INDEX[label]], dtype=float)
         if not np.allclose(y, expected, rtol=1e-6, atol=1e-12):
             shows = [LIST_NAME[i] for i, other in enumerate(values)
                      if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
             pytest.fail(
-                f"the {label!r} line in {who} has y = {short(y.tolist())}, but {LIST_NAME[INDEX[label]]} is "
-                f"{short(expected.tolist())}" + (f" (the line shows {shows[0]})" if shows else "")
-                + ": plot each list of the history, in epoch order: history[0] train loss, [1] validation "
-                "loss, [2] train accuracy, [3] validation accuracy")
+                "each curve plots its list of the history, in epoch order: history[0] train loss, [1] validation "
+                "loss, [2] train accuracy, [3] validation accuracy\n"
+                f"  the {label!r} line in {who} has y = {short(y.tolist())}, but {LIST_NAME[INDEX[label]]} is "
+                f"{short(expected.tolist())}" + (f" (the line shows {shows[0]})" if shows else ""), pytrace=False)
 
 
 # --- plot_history ------------------------------------------------------------
@@ -378,11 +390,11 @@ def test_each_panel_has_a_legend_naming_its_lines(plotting):
             "plot them (label='...') and call ax.legend() after plotting them")
 
 
-ENTRY_KINDS = ["float", "numpy.float64", "numpy.float32", "tensor", "tensor.float64", "tensor with grad_fn",
-               SEED_KINDS, MIXED_KINDS]
-ENTRY_IDS = ["Python floats", "NumPy float64 scalars", "NumPy float32 scalars",
-             "0-d tensors with requires_grad", "0-d float64 tensors with requires_grad",
-             "0-d tensors with a grad_fn", "the seed's: loss floats, accuracy tensors", "a mix in each list"]
+ENTRY_KINDS = ["float", "numpy.float64", "numpy.float32", "tensor", "tensor.float64", "tensor with requires_grad",
+               "tensor with grad_fn", SEED_KINDS, MIXED_KINDS]
+ENTRY_IDS = ["Python floats", "NumPy float64 scalars", "NumPy float32 scalars", "0-d tensors",
+             "0-d float64 tensors", "0-d tensors with requires_grad", "0-d tensors with a grad_fn",
+             "the seed's: loss floats, accuracy tensors", "a mix in each list"]
 
 
 @pytest.mark.parametrize("kinds", ENTRY_KINDS, ids=ENTRY_IDS)
@@ -400,7 +412,7 @@ def test_plot_history_accepts_a_named_tuple_or_a_plain_tuple(plotting, named):
 
 
 def test_plot_history_leaves_the_history_as_it_was(plotting):
-    history = make_history(VALUES, ["float", "numpy.float32", "tensor", "tensor.float64"], DEVICE)
+    history = make_history(VALUES, ["float", "numpy.float32", "tensor with requires_grad", "tensor.float64"], DEVICE)
     snap = snapshot(history)
     draw(plotting, history)
     assert_unchanged(history, snap, "plot_history(history)")
@@ -412,8 +424,8 @@ def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
     try:
         fig.savefig(buffer, format="png")
     except Exception as exc:
-        pytest.fail(f"the figure from plot_history could not be rendered with the Agg backend: "
-                    f"{type(exc).__name__}: {exc}. Draw host values (floats) on a plain Figure")
+        pytest.fail("the figure from plot_history must render with the Agg backend: draw host values (floats) on a "
+                    f"plain Figure\n  rendering it failed with {type(exc).__name__}: {exc}", pytrace=False)
     assert buffer.getvalue().startswith(PNG_MAGIC), "the figure from plot_history did not render to a PNG"
 
 
@@ -434,7 +446,7 @@ def test_plot_history_draws_any_history(plotting, drawn):
 def figure_of(live, who):
     __tracebackhide__ = True
     fig = getattr(live, "figure", None)
-    assert fig is not None, f"the LivePlot has no .figure after {who}: keep its figure in self.figure"
+    assert fig is not None, f"a LivePlot keeps its figure in self.figure\n  it has no .figure after {who}"
     return fig
 
 
@@ -453,7 +465,7 @@ def drive(plotting, full, each=None, args=(), kwargs=None):
                 lst.append(entries[epoch])
             who = f"update({epoch}, history)"
             snap = snapshot(history)
-            call(plotting, lambda: live.update(epoch, history), f"LivePlot.{who}", history)
+            call(plotting, functools.partial(live.update, epoch, history), f"LivePlot.{who}", history)
             assert_unchanged(history, snap, f"LivePlot.{who}")
             if each is not None:
                 each(epoch, live, who)
@@ -489,12 +501,12 @@ def test_live_plot_keeps_one_figure(plotting):
             first.update(figure=fig, open=open_figures)
             return
         assert fig is first["figure"], (
-            f"LivePlot.figure is a new Figure after {who}: make the figure once, in __init__, and redraw "
-            "that one in update (with a screen, a new figure is a new window every epoch)")
+            "a LivePlot makes its figure once, in __init__, and redraws that one in update (with a screen, a new "
+            f"figure is a new window every epoch)\n  LivePlot.figure is a new Figure after {who}")
         assert open_figures <= first["open"], (
-            f"{open_figures - first['open']} more pyplot figure(s) are open after {who} than after the first "
-            "update: each plt.figure() / plt.subplots() stays open in pyplot (and in memory) until "
-            "plt.close(); make the figure once and redraw it")
+            "each plt.figure() / plt.subplots() stays open in pyplot (and in memory) until plt.close(): make the "
+            f"figure once and redraw it\n  {open_figures - first['open']} more pyplot figure(s) are open after "
+            f"{who} than after the first update")
         panels(fig, f"LivePlot.figure after {who}", live=True)
 
     drive(plotting, make_history(prefix(VALUES, 4)), each=each)
@@ -508,25 +520,26 @@ def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how):
 
     def each(epoch, live, who):
         assert path.is_file(), (
-            f"after {who} there is no file at {path}: LivePlot(path) must save its figure there at every "
-            f"update, self.figure.savefig(self.path) (files there: {sorted(os.listdir(path.parent))})")
+            "LivePlot(path) saves its figure at path at every update: self.figure.savefig(self.path)\n"
+            f"  after {who} there is no file at {path} (files there: {sorted(os.listdir(path.parent))})")
         data = path.read_bytes()
         assert data.startswith(PNG_MAGIC), (
-            f"the file saved at {path} after {who} is not a PNG (it starts with {data[:8]!r}): "
-            "fig.savefig(path) picks the format from the '.png' ending")
+            "LivePlot(path) saves a PNG: fig.savefig(path) picks the format from the '.png' ending\n"
+            f"  the file saved at {path} after {who} starts with {data[:8]!r}")
         try:
             with Image.open(io.BytesIO(data)) as image:
                 image.load()
                 size, (darkest, lightest) = image.size, image.convert("L").getextrema()
         except Exception as exc:
-            pytest.fail(f"the PNG saved after {who} can't be read back ({type(exc).__name__}: {exc}): "
-                        "save it with fig.savefig(path), and let savefig close the file")
+            pytest.fail("the saved PNG must be readable: save it with fig.savefig(path), and let savefig close the "
+                        f"file\n  the PNG saved after {who} can't be read back ({type(exc).__name__}: {exc})",
+                        pytrace=False)
         assert min(size) > 0 and darkest < lightest, (
-            f"the PNG saved after {who} is blank: save after drawing (draw both panels, then "
-            "self.figure.savefig(self.path)), so the file shows the curves so far")
+            "save after drawing (draw both panels, then self.figure.savefig(self.path)), so the file shows the "
+            f"curves so far\n  the PNG saved after {who} is blank")
         assert not saved or data != saved[-1], (
-            f"the PNG at {path} did not change at {who}: save after redrawing, at every update, so the file "
-            "always shows the curves so far")
+            "save after redrawing, at every update, so the file always shows the curves so far\n"
+            f"  the PNG at {path} did not change at {who}")
         saved.append(data)
 
     drive(plotting, make_history(prefix(VALUES, 3), SEED_KINDS, DEVICE), args=args, kwargs=kwargs, each=each)

@@ -8,9 +8,11 @@ that twice per batch, so the GPU idles while Python prepares the next batch.
 
 On the CPU the checks compare `train_epoch` with the book's per-batch loop (the
 same numbers, the same weights afterwards). The checks marked `cuda` count the
-synchronisations on the accelerator: with the simulated one (kata/simulator.py)
+synchronisations on the accelerator: with the simulated one (kata.sim)
 by counting each `.item()`, `.cpu()`, ... of its tensors; on real CUDA with
 `torch.cuda.set_sync_debug_mode`, which warns at every synchronising call.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
 import warnings
@@ -19,7 +21,9 @@ import pytest
 import torch
 from torch import nn
 
-from kata.reference import BATCH, N_TRAIN, book_epoch, describe, explained_device_mismatch, tiny_setup
+from kata.checks.book import book_epoch
+from kata.checks.doubles import BATCH, N_TRAIN, tiny_setup
+from kata.checks.messages import describe, explained_learner_errors
 
 SYNC_LESSON = (
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
@@ -28,16 +32,27 @@ SYNC_LESSON = (
     "once, after the last batch")
 
 
+MOVE_ADVICE = ("move every batch: x = x.to(device), y = y.to(device); create the running sums on the device: "
+               "torch.zeros((), device=device)")
+
+
+def run_epoch(sync, model, dl, optimizer, device):
+    """sync.train_epoch(...), with the learner's device and NumPy errors explained."""
+    __tracebackhide__ = True
+    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", MOVE_ADVICE):
+        return sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+
+
 def epoch_with(sync, model, dl, device="cpu", lr=0.001):
+    __tracebackhide__ = True
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, torch.device(device) if isinstance(device, str)
-                              else device)
+    result = run_epoch(sync, model, dl, optimizer, torch.device(device) if isinstance(device, str) else device)
     assert isinstance(result, tuple) and len(result) == 2, (
-        f"train_epoch returned {describe(result)}; it returns (mean_loss, accuracy)")
+        f"train_epoch returns a tuple (mean_loss, accuracy)\n  it returned {describe(result)}")
     for name, v in zip(("mean_loss", "accuracy"), result):
         assert type(v) is float, (
-            f"train_epoch's {name} is {describe(v)}: convert the device sums to Python floats once, at the end "
-            "(e.g. torch.stack([loss_sum, correct_sum]).tolist())")
+            "train_epoch returns Python floats: convert the device sums once, at the end (e.g. "
+            f"torch.stack([loss_sum, correct_sum]).tolist())\n  its {name} is {describe(v)}")
     return result
 
 
@@ -54,10 +69,12 @@ def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
     loss, accuracy = epoch_with(sync, model, train_dl)
     _, (want_loss, want_acc) = book_result()
     assert loss == pytest.approx(want_loss, rel=1e-5), (
-        f"train_epoch's mean loss is {loss:.6f}, the book's loop gives {want_loss:.6f}: sum loss * batch size over "
-        f"the epoch and divide by len(dl.dataset) ({N_TRAIN} samples in batches of {BATCH}: the last is smaller)")
+        "the mean loss sums loss * batch size over the epoch and divides by len(dl.dataset) "
+        f"({N_TRAIN} samples in batches of {BATCH}: the last is smaller)\n  train_epoch's mean loss is "
+        f"{loss:.6f}, the book's loop gives {want_loss:.6f}")
     assert accuracy == pytest.approx(want_acc), (
-        f"train_epoch's accuracy is {accuracy}, the book's loop gives {want_acc}: the share of (pred >= 0.5) == y")
+        "the accuracy is the share of (pred >= 0.5) == y over len(dl.dataset) samples\n  train_epoch's accuracy "
+        f"is {accuracy}, the book's loop gives {want_acc}")
 
 
 def test_train_epoch_trains_the_model_as_the_book_does(sync):
@@ -102,9 +119,9 @@ class SyncCounter:
         elif self.device.type == "mps":
             pytest.skip("counting synchronisations needs CUDA's sync debug mode or the simulated accelerator")
         else:
-            from kata import simulator
+            from kata import sim
 
-            self._count = simulator.count_syncs()
+            self._count = sim.count_syncs()
             self._syncs = self._count.__enter__()
         return self
 
@@ -135,10 +152,10 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     model.to(accelerator)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
     with SyncCounter(accelerator) as counter:
-        sync.train_epoch(model, train_dl, nn.BCELoss(), optimizer, accelerator)
+        run_epoch(sync, model, train_dl, optimizer, accelerator)
     assert counter.total <= 1, (
-        f"train_epoch synchronised the device with the host {counter.total} times in an epoch of 6 batches "
-        f"({counter.describe()}): {SYNC_LESSON}")
+        f"train_epoch must synchronise the device with the host at most once per epoch: {SYNC_LESSON}\n"
+        f"  it synchronised {counter.total} times in an epoch of 6 batches ({counter.describe()})")
 
 
 @pytest.mark.cuda
@@ -148,19 +165,22 @@ def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accel
     loss, accuracy = epoch_with(sync, model, train_dl, accelerator)
     want_model, (want_loss, want_acc) = book_result()
     assert (loss, accuracy) == (pytest.approx(want_loss, rel=1e-4), pytest.approx(want_acc)), (
-        f"on {accelerator}, train_epoch gave ({loss:.6f}, {accuracy}), the book's loop on the CPU "
-        f"({want_loss:.6f}, {want_acc}): keeping the sums on the device must not change them")
+        "keeping the sums on the device must not change them\n  on "
+        f"{accelerator}, train_epoch gave ({loss:.6f}, {accuracy}), the book's loop on the CPU "
+        f"({want_loss:.6f}, {want_acc})")
     for got, want in zip(model.parameters(), want_model.parameters()):
         assert torch.allclose(got.detach().cpu(), want, atol=1e-5), (
-            "after one epoch on the accelerator the weights differ from the book's loop on the CPU")
+            "after one epoch on the accelerator the weights differ from the book's loop on the CPU: per batch "
+            "forward, BCELoss, backward, optimizer.step(), optimizer.zero_grad()")
 
 
 @pytest.mark.cuda
 def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accelerator):
     model, train_dl, _, log = tiny_setup()
     model.to(accelerator)
-    with explained_device_mismatch("train_epoch", "move every batch: x = x.to(device), y = y.to(device); create "
-                                                  "the running sums on the device: torch.zeros((), device=device)"):
-        epoch_with(sync, model, train_dl, accelerator)
-    assert {p.device.type for p in model.parameters()} == {accelerator.type}
-    assert all(moved for *_, moved in log.calls), "a batch reached the model without being moved"
+    epoch_with(sync, model, train_dl, accelerator)
+    devices = {p.device.type for p in model.parameters()}
+    assert devices == {accelerator.type}, (
+        f"train_epoch must leave the model where it is\n  a model on {accelerator} ended up on {devices}")
+    assert all(moved for *_, moved in log.calls), (
+        "a batch reached the model without being moved: write `x = x.to(device)`")

@@ -6,6 +6,14 @@ dropout, so every run is the same) on tiny tensors, and compare the learner's
 per-sample means, accuracy as a share of `pred >= 0.5` that match, validation
 in eval mode without gradients. Hooks on the model record how each forward
 pass ran (train or eval mode, gradients on or off, batch moved or not).
+
+Each kind of wrong history entry has its own reason (kata.checks.messages):
+device tensors are the seed's crash, CPU tensors plot but are not floats, a
+tensor that requires grad is refused by NumPy, NumPy scalars are not floats.
+When the learner's own plotting inside `train` hands a device tensor to
+matplotlib (the seed's code does), the check says so, with the line.
+
+PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
 import copy
@@ -18,14 +26,38 @@ from hypothesis import strategies as st
 from torch import nn
 from torch.utils.data import DataLoader
 
-from kata.reference import (BATCH, N_TRAIN, book_cnn, book_epoch, describe, explained_device_mismatch,
-                            replay, tiny_model, tiny_setup as setup)
+from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
+from kata.checks.doubles import BATCH, N_TRAIN, replay, tiny_model
+from kata.checks.doubles import tiny_setup as setup
+from kata.checks.history import HISTORY_NAMES
+from kata.checks.messages import describe, explained_learner_errors, history_entry_problem, value_problem
 
-HISTORY_NAMES = ("loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid")
+MOVE_ADVICE = ("every batch must be moved with `x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor), "
+               "and the model with model.to(device)")
+PLOT_ADVICE = ("Code in train that plots or converts to NumPy gets the raw sums: make each history entry a Python "
+               "float while training (.item()), and leave the drawing to plotting.py "
+               "(train(..., on_epoch=live.update)).")
+
+
+def call_train(training, model, epochs, train_dl, valid_dl, **kwargs):
+    """training.train(...), with the learner's device and NumPy errors explained."""
+    __tracebackhide__ = True
+    device = kwargs.get("device")
+    who = f"train(model, {epochs}, train_dl, valid_dl{f', device={device}' if device is not None else ''})"
+    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE):
+        return training.train(model, epochs, train_dl, valid_dl, **kwargs)
+
+
+def call_evaluate(training, model, dl, **kwargs):
+    __tracebackhide__ = True
+    device = kwargs.get("device")
+    who = f"evaluate(model, dl{f', device={device}' if device is not None else ''})"
+    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE):
+        return training.evaluate(model, dl, **kwargs)
 
 
 def run_train(training, model, epochs, train_dl, valid_dl, **kwargs):
-    result = training.train(model, epochs, train_dl, valid_dl, **kwargs)
+    result = call_train(training, model, epochs, train_dl, valid_dl, **kwargs)
     check_history_shape(result, epochs)
     return [list(h) for h in result]
 
@@ -34,19 +66,21 @@ def run_train(training, model, epochs, train_dl, valid_dl, **kwargs):
 
 
 def check_history_shape(result, epochs):
+    __tracebackhide__ = True
+    check_history_lists(result, epochs)
+    problem = history_entry_problem(result, HISTORY_NAMES)
+    assert problem is None, problem
+
+
+def check_history_lists(result, epochs):
+    __tracebackhide__ = True
     assert isinstance(result, (tuple, list)) and len(result) == 4, (
         "train() must return the four histories (loss_hist_train, loss_hist_valid, accuracy_hist_train, "
-        f"accuracy_hist_valid); it returned {type(result).__name__}"
-        + (f" of {len(result)}" if isinstance(result, (tuple, list)) else ""))
+        f"accuracy_hist_valid)\n  it returned {describe(result)}")
     for name, h in zip(HISTORY_NAMES, result):
-        assert isinstance(h, list), f"{name} is a {type(h).__name__}; each history is a list"
-        assert len(h) == epochs, f"{name} has {len(h)} entries after {epochs} epochs: one per epoch"
-        for i, v in enumerate(h):
-            assert type(v) is float, (
-                f"{name}[{i}] is {describe(v)}. The histories must hold plain Python floats: `.item()` "
-                "turns a 0-d tensor into a Python number on the host (`.float()` only changes the dtype and "
-                "keeps the device). On a GPU, a history of tensors is the seed's crash: matplotlib can only "
-                "plot host values")
+        assert isinstance(h, list), f"each history is a list, one entry per epoch\n  {name} is {describe(h)}"
+        assert len(h) == epochs, (
+            f"each history has one entry per epoch\n  {name} has {len(h)} entries after {epochs} epochs")
 
 
 # --- the checks ----------------------------------------------------------------
@@ -63,14 +97,13 @@ def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train,
     history = run_train(training, model, epochs, train_dl, valid_dl)
     for name, h in zip(HISTORY_NAMES, history):
         for i, v in enumerate(h):
-            assert math.isfinite(v), f"{name}[{i}] is {v}"
+            assert math.isfinite(v), f"a history entry is not a finite number\n  {name}[{i}] is {v}"
             if name.startswith("accuracy"):
                 assert 0.0 <= v <= 1.0, (
-                    f"{name}[{i}] = {v} with {n_train} samples in batches of {batch}: accuracy is the SHARE of "
-                    "correct predictions, the count divided by the number of samples (len(dl.dataset)), "
-                    "in [0, 1]")
+                    "accuracy is the SHARE of correct predictions: the count divided by the number of samples "
+                    f"(len(dl.dataset)), in [0, 1]\n  {name}[{i}] = {v} with {n_train} samples in batches of {batch}")
             else:
-                assert v >= 0.0, f"{name}[{i}] = {v}: a binary cross-entropy is never negative"
+                assert v >= 0.0, f"a binary cross-entropy is never negative\n  {name}[{i}] = {v}"
 
 
 def test_loss_and_accuracy_are_means_over_samples(training):
@@ -78,14 +111,15 @@ def test_loss_and_accuracy_are_means_over_samples(training):
     got = run_train(training, model, 1, train_dl, valid_dl)
     _, want = replay(epochs=1)
     assert got[0][0] == pytest.approx(want[0][0], rel=1e-5), (
-        f"loss_hist_train[0] = {got[0][0]:.6f}, the book's mean over samples is {want[0][0]:.6f}. With "
-        f"{N_TRAIN} samples in batches of {BATCH}, the last batch is smaller: add loss.item() * batch size for "
-        "each batch and divide by len(train_dl.dataset), not by the number of batches")
+        "the loss is a mean over samples: add loss.item() * batch size for each batch and divide by "
+        f"len(train_dl.dataset), not by the number of batches (with {N_TRAIN} samples in batches of {BATCH}, the "
+        f"last batch is smaller)\n  loss_hist_train[0] = {got[0][0]:.6f}, the book's mean over samples is "
+        f"{want[0][0]:.6f}")
     for i, name in ((2, "accuracy_hist_train"), (3, "accuracy_hist_valid"), (1, "loss_hist_valid")):
         assert got[i][0] == pytest.approx(want[i][0], rel=1e-5, abs=1e-7), (
-            f"{name}[0] = {got[i][0]:.6f}, the book's algorithm gives {want[i][0]:.6f}: count the correct "
-            "predictions (pred >= 0.5 equals the label) and the loss times batch size, over all samples, "
-            "and divide by len(dl.dataset)")
+            "count the correct predictions (pred >= 0.5 equals the label) and the loss times batch size, over all "
+            f"samples, and divide by len(dl.dataset)\n  {name}[0] = {got[i][0]:.6f}, the book's algorithm gives "
+            f"{want[i][0]:.6f}")
 
 
 def test_training_follows_the_books_algorithm_exactly(training):
@@ -106,9 +140,9 @@ def test_training_follows_the_books_algorithm_exactly(training):
                           ("nn.MSELoss()", dict(loss_fn=nn.MSELoss()))):
         other_model, _ = replay(epochs=3, **kwargs)
         if all(torch.allclose(a, b, atol=1e-6) for a, b in zip(model.parameters(), other_model.parameters())):
-            pytest.fail(f"the trained weights are what {label} gives: the book uses nn.BCELoss(), "
-                        "torch.optim.Adam(model.parameters(), lr=0.001), and zeroes the gradients after "
-                        "each step", pytrace=False)
+            pytest.fail("the training differs from the book's: it uses nn.BCELoss(), "
+                        "torch.optim.Adam(model.parameters(), lr=0.001), and zeroes the gradients after each step\n"
+                        f"  the trained weights are what {label} gives", pytrace=False)
     pytest.fail("the histories or the trained weights differ from the book's algorithm: per batch forward, "
                 "BCELoss, backward, optimizer.step(), optimizer.zero_grad() with Adam(lr=0.001); then "
                 f"validation.\n  yours: {got}\n  book:  {want}", pytrace=False)
@@ -118,7 +152,9 @@ def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(tr
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 2, train_dl, valid_dl)
     phases = {phase for phase, *_ in log.calls}
-    assert phases == {"train", "valid"}, f"the model ran on the {sorted(map(str, phases))} batches only"
+    assert phases == {"train", "valid"}, (
+        "train must run the model on every training batch and every validation batch\n"
+        f"  the model ran on the {sorted(map(str, phases))} batches only")
     for phase, is_training, grad, _ in log.calls:
         if phase == "train":
             assert is_training, (
@@ -140,8 +176,9 @@ def test_every_batch_is_moved_to_the_device(training, device):
     run_train(training, model, 1, train_dl, valid_dl, device=device and torch.device(device))
     for phase, _, _, moved in log.calls:
         assert moved, (
-            f"a {phase} batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved "
-            "tensor and leaves x_batch where it was, so write `x_batch = x_batch.to(device)`"
+            "a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
+            "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`"
+            f"\n  a {phase} batch, with device={device}"
             + (" (device=None means the model's own device: next(model.parameters()).device)" if device is None
                else ""))
 
@@ -178,13 +215,14 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
     model.eval()
     with torch.no_grad():
         want_loss, want_acc = book_epoch(model, valid_dl)
-    got_loss, got_acc = training.evaluate(model, valid_dl)
+    got_loss, got_acc = call_evaluate(training, model, valid_dl)
     assert (history[1][-1], history[3][-1]) == (pytest.approx(want_loss, rel=1e-5), pytest.approx(want_acc)), (
-        f"the last epoch reports validation loss {history[1][-1]:.6f} and accuracy {history[3][-1]:.4f}, but the "
-        f"final model scores {want_loss:.6f} and {want_acc:.4f} on the validation set: validate after the "
-        "epoch's training, on valid_dl, with the model as it is then")
+        "validate after the epoch's training, on valid_dl, with the model as it is then\n"
+        f"  the last epoch reports validation loss {history[1][-1]:.6f} and accuracy {history[3][-1]:.4f}, but the "
+        f"final model scores {want_loss:.6f} and {want_acc:.4f} on the validation set")
     assert (got_loss, got_acc) == (pytest.approx(want_loss, rel=1e-5), pytest.approx(want_acc)), (
-        f"evaluate(model, valid_dl) gave ({got_loss:.6f}, {got_acc:.4f}); the book's measures give "
+        "evaluate(model, dl) must give the book's measures: the mean loss over samples and the share correct\n"
+        f"  evaluate(model, valid_dl) gave ({got_loss:.6f}, {got_acc:.4f}); the book's measures give "
         f"({want_loss:.6f}, {want_acc:.4f})")
 
 
@@ -194,45 +232,46 @@ def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
     history = run_train(training, model, 3, train_dl, valid_dl,
                         on_epoch=lambda epoch, h: calls.append((epoch, [list(x) for x in h])))
     assert [epoch for epoch, _ in calls] == [0, 1, 2], (
-        f"on_epoch was called with epochs {[e for e, _ in calls]}; it is called once after each epoch, with "
-        "the 0-based epoch number: 0, 1, 2 for three epochs")
+        "on_epoch is called once after each epoch, with the 0-based epoch number: 0, 1, 2 for three epochs\n"
+        f"  it was called with epochs {[e for e, _ in calls]}")
     for epoch, seen in calls:
         assert [len(h) for h in seen] == [epoch + 1] * 4, (
-            f"at epoch {epoch}, on_epoch saw histories of lengths {[len(h) for h in seen]}; it gets the four "
-            f"lists so far ({epoch + 1} entries each), after the epoch's validation")
-        assert seen == [h[:epoch + 1] for h in history], f"at epoch {epoch}, on_epoch saw other values than returned"
+            "on_epoch gets the four lists so far, after the epoch's validation (epoch + 1 entries each)\n"
+            f"  at epoch {epoch}, on_epoch saw histories of lengths {[len(h) for h in seen]}")
+        assert seen == [h[:epoch + 1] for h in history], (
+            f"on_epoch must see the same values train returns\n  at epoch {epoch}, it saw {seen}")
 
 
 def test_evaluate_returns_the_books_measures_as_floats_without_training(training):
     model, _, valid_dl, log = setup()
     before = copy.deepcopy(model.state_dict())
-    result = training.evaluate(model, valid_dl)
-    assert isinstance(result, tuple) and len(result) == 2, "evaluate returns a tuple (loss, accuracy)"
-    for name, v in zip(("loss", "accuracy"), result):
-        assert type(v) is float, f"evaluate's {name} is {describe(v)}; return Python floats (.item())"
+    result = call_evaluate(training, model, valid_dl)
+    assert isinstance(result, tuple) and len(result) == 2, (
+        f"evaluate returns a tuple (loss, accuracy)\n  it returned {describe(result)}")
+    problem = value_problem(dict(zip(("evaluate's loss", "evaluate's accuracy"), result)))
+    assert problem is None, problem
     model.eval()
     with torch.no_grad():
         want = book_epoch(model, valid_dl)
     assert result == (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])), (
-        f"evaluate gave {result}, the book's measures give {want}: loss times batch size summed and divided "
-        "by len(dl.dataset); accuracy the share of (pred >= 0.5) == label")
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), "evaluate changed the weights"
+        "evaluate must give the loss times batch size summed and divided by len(dl.dataset), and the share of "
+        f"(pred >= 0.5) == label\n  evaluate gave {result}, the book's measures give {want}")
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), (
+        "evaluate changed the weights: it only measures (no optimizer, no backward)")
     assert log.calls and all(not training_ and not grad and moved for _, training_, grad, moved in log.calls), (
         "evaluate must run the model in eval() mode under torch.no_grad(), with each batch moved to the device")
 
 
 def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
-    from torchvision import transforms as T
-
     from kata.celeba import CelebA
 
-    tf = T.Compose([T.CenterCrop([178, 178]), T.Resize([64, 64]), T.ToTensor()])
-    ds = CelebA(celeba_root, split="train", target_type="attr", transform=tf, target_transform=lambda a: a[31])
+    ds = CelebA(celeba_root, split="train", target_type="attr", transform=book_eval_transform(),
+                target_transform=smile_of)
     torch.manual_seed(1)
     net = book_cnn()
     train_dl = DataLoader(ds, batch_size=16, shuffle=True)
     valid_dl = DataLoader(ds, batch_size=16)
-    result = training.train(net, 1, train_dl, valid_dl)
+    result = call_train(training, net, 1, train_dl, valid_dl)
     check_history_shape(result, 1)
 
 
@@ -242,10 +281,7 @@ def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
 def train_on(training, accelerator, epochs=2, **kwargs):
     """train() the tiny setup on the accelerator, explaining PyTorch's device errors."""
     model, train_dl, valid_dl, log = setup()
-    with explained_device_mismatch(f"training on {accelerator}",
-                                   "Every batch must be moved with `x_batch = x_batch.to(device)` (Tensor.to returns "
-                                   "the moved tensor), and the model with model.to(device)"):
-        history = training.train(model, epochs, train_dl, valid_dl, **{"device": accelerator, **kwargs})
+    history = call_train(training, model, epochs, train_dl, valid_dl, **{"device": accelerator, **kwargs})
     return model, history, log
 
 
@@ -260,41 +296,45 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
     model, _, log = train_on(training, accelerator, epochs=1)
     devices = {p.device.type for p in model.parameters()}
     assert devices == {accelerator.type}, (
-        f"after train(model, ..., device={accelerator}) the caller's model is on {devices}: model.to(device) "
-        "moves it in place")
-    assert all(moved for *_, moved in log.calls), "a batch reached the model without being moved"
+        "train(model, ..., device=device) must move the caller's model there: model.to(device) moves it in place\n"
+        f"  after train(..., device={accelerator}) the model is on {devices}")
+    assert all(moved for *_, moved in log.calls), (
+        "a batch reached the model without being moved: write `x_batch = x_batch.to(device)`")
 
 
 @pytest.mark.cuda
 def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerator):
     _, history, _ = train_on(training, accelerator)
+    check_history_lists(history, 2)
     _, want = replay(epochs=2)
     for name, got_h, want_h in zip(HISTORY_NAMES, history, want):
         assert [float(v) for v in got_h] == pytest.approx(want_h, rel=1e-4, abs=1e-6), (
-            f"{name} on {accelerator} is {list(got_h)}, on the CPU the book's algorithm gives {want_h}: the "
-            "device changes where the numbers are computed, not what they are")
+            "the device changes where the numbers are computed, not what they are\n"
+            f"  {name} on {accelerator} is {list(got_h)}, on the CPU the book's algorithm gives {want_h}")
 
 
 @pytest.mark.cuda
 def test_device_none_trains_where_the_model_already_is(training, accelerator):
     model, train_dl, valid_dl, log = setup()
     model.to(accelerator)
-    with explained_device_mismatch(f"train(model_on_{accelerator.type}, ..., device=None)",
-                                   "device=None means the model's own device: next(model.parameters()).device"):
-        history = training.train(model, 1, train_dl, valid_dl)
+    history = call_train(training, model, 1, train_dl, valid_dl)
     check_history_shape(history, 1)
-    assert {p.device.type for p in model.parameters()} == {accelerator.type}
+    devices = {p.device.type for p in model.parameters()}
+    assert devices == {accelerator.type}, (
+        "device=None means the model's own device (next(model.parameters()).device): the model stays there\n"
+        f"  a model on {accelerator} ended up on {devices}")
 
 
 @pytest.mark.cuda
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     model, _, valid_dl, _ = setup()
     model.to(accelerator)
-    loss, accuracy = training.evaluate(model, valid_dl, device=accelerator)
+    loss, accuracy = call_evaluate(training, model, valid_dl, device=accelerator)
     model.to("cpu").eval()
     with torch.no_grad():
         want = book_epoch(model, valid_dl)
-    for name, v in (("loss", loss), ("accuracy", accuracy)):
-        assert type(v) is float, f"evaluate's {name} on {accelerator} is {describe(v)}; return Python floats (.item())"
+    problem = value_problem({"evaluate's loss": loss, "evaluate's accuracy": accuracy})
+    assert problem is None, problem
     assert (loss, accuracy) == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])), (
-        f"evaluate on {accelerator} gave {(loss, accuracy)}, on the CPU {want}")
+        "the device changes where the numbers are computed, not what they are\n"
+        f"  evaluate on {accelerator} gave {(loss, accuracy)}, on the CPU {want}")
