@@ -1,0 +1,164 @@
+"""``kata solution NAME [--give-up]``: the reference solution, once yours passes (like rustlings).
+
+The reference solution of an exercise is shown once the learner's own
+``exercises/NAME.py`` passes all its checks. Before that the command says how
+many checks are left and offers ``--give-up``, which shows it anyway and records
+that it was viewed (``kata.progress``; ``kata list`` shows it).
+
+Whether the checks pass is never guessed: the record that every run of
+``pytest exercises/...`` leaves in ``exercises/.kata-progress.json`` is used only
+when it is younger than every ``.py`` file in ``exercises/`` (an edit since the
+run makes it stale; so does a viewed solution, whose mark also touches the
+record's time); otherwise the checks run now, as ``pytest exercises/NAME.py``
+would run them, and their fresh record is read. A student release (no
+``solutions/``) has no solutions to show, and says so.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from kata import curriculum, progress
+from kata.project import Project, locate
+
+__all__ = ["HELP", "add_parser", "recorded", "Result", "run", "run_checks"]
+
+HELP = "the reference solution of an exercise, once yours passes its checks (or --give-up)"
+
+RUN_TIMEOUT = 900  # seconds for one exercise's checks; they take well under a minute
+
+
+@dataclass(frozen=True)
+class Result:
+    """Where the learner's exercise stands, and how we know."""
+
+    passed: int
+    total: int
+    how: str  # "checked just now" / "as your run of its checks at 13:34 recorded"
+
+    @property
+    def done(self) -> bool:
+        return self.total > 0 and self.passed == self.total
+
+
+def add_parser(sub):
+    p = sub.add_parser(
+        "solution", help=HELP,
+        description="Show the reference solution of an exercise once your exercises/NAME.py passes all its "
+                    "checks (they run now unless a run since your last edit recorded the result). "
+                    "Before that, it says how many checks are left.")
+    p.add_argument("name", help="an exercise (`kata list` shows them)")
+    p.add_argument("--give-up", action="store_true",
+                   help="show it now, even though your checks don't pass yet (recorded: `kata list` shows "
+                        "that you viewed it)")
+    return p
+
+
+def _timestamp(text: str) -> float | None:
+    try:
+        return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+    except (ValueError, OverflowError):
+        return None
+
+
+def _newest_edit(folder: Path) -> float:
+    """The newest modification time of the learner's modules (one may import another)."""
+    return max((p.stat().st_mtime for p in folder.glob("*.py")), default=0.0)
+
+
+def recorded(ex: curriculum.Exercise, project: Project) -> Result | None:
+    """The recorded standing of ``ex``, if it is sure to describe the files as they are now."""
+    standing = progress.read(project.exercises).get(ex.name)
+    if standing is None or not standing.checked or standing.solution_viewed:
+        return None  # a viewed solution's mark moved `updated` without a run: don't trust it
+    when = _timestamp(standing.updated)
+    # `updated` is written when a run ends and is cut to whole seconds: strictly younger than every
+    # edit means the run saw the files as they are.
+    if when is None or when <= _newest_edit(project.exercises):
+        return None
+    return Result(standing.passed, standing.total,
+                  f"as recorded by your run of its checks at {standing.updated.replace('T', ' ')}")
+
+
+def run_checks(ex: curriculum.Exercise, project: Project) -> Result:
+    """Run the exercise's checks on the learner's module now; their run records the result."""
+    stub = ex.stub(project).relative_to(project.root)
+    print(f"Running the checks of {stub.as_posix()} (`pytest {stub.as_posix()}`) ...", flush=True)
+    before = progress.read(project.exercises).get(ex.name)
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "PYTEST_CURRENT_TEST")}
+    env["KATA_HOME"] = str(project.root)  # the child checks this very checkout
+    try:
+        done = subprocess.run([sys.executable, "-m", "pytest", stub.as_posix(), "-q", "-p", "no:cacheprovider"],
+                              cwd=project.root, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        raise RuntimeError(f"the checks of {stub.as_posix()} did not finish in {RUN_TIMEOUT} s; run "
+                           f"`pytest {stub.as_posix()}` to see where they hang") from None
+    after = progress.read(project.exercises).get(ex.name)
+    if after is None or not after.checked or after == before:
+        tail = "\n".join((done.stdout + done.stderr).strip().splitlines()[-15:])
+        raise RuntimeError(f"could not tell whether {stub.as_posix()} passes: its checks ran (exit status "
+                           f"{done.returncode}) but recorded no result. Run `pytest {stub.as_posix()}` yourself; "
+                           f"the end of their output:\n{tail}")
+    return Result(after.passed, after.total, "checked just now")
+
+
+def _show(ex: curriculum.Exercise, project: Project) -> None:
+    path = ex.solution(project)
+    rule = "-" * 79
+    print(f"The reference solution, {path.relative_to(project.root).as_posix()}:\n{rule}")
+    print(path.read_text().rstrip("\n"))
+    print(rule)
+
+
+def run(args) -> int:
+    ex = curriculum.get(args.name)
+    project = locate()
+    if not project.has_solutions:
+        print(f"kata solution: this copy of the kata has no reference solutions (it is a student release, "
+              f"without solutions/). Your teacher has them. Meanwhile `pytest exercises/{ex.name}.py` says "
+              f"what each failing check expects, and `kata hint {ex.name}` gives hints.", file=sys.stderr)
+        return 1
+    if not ex.solution(project).is_file():
+        print(f"kata solution: {ex.solution(project)} is missing from this copy of the kata.", file=sys.stderr)
+        return 1
+
+    standing = progress.read(project.exercises).get(ex.name)
+    if standing is not None and standing.solution_viewed and not args.give_up:
+        print(f"{ex.label}: you viewed its solution before (`kata solution {ex.name} --give-up`); here it is "
+              "again. Your own version still counts: make it pass its checks.\n")
+        _show(ex, project)
+        return 0
+
+    result = recorded(ex, project)
+    if result is None and not args.give_up:
+        result = run_checks(ex, project)
+    stub = ex.stub(project).relative_to(project.root).as_posix()
+
+    if result is not None and result.done:
+        print(f"{ex.label}: your {stub} passes all {result.total} of its checks ({result.how}). "
+              "Well done! Compare your code with the reference:\n")
+        _show(ex, project)
+        return 0
+
+    if args.give_up:
+        left = (f"{result.total - result.passed} of its {result.total} checks still fail ({result.how})"
+                if result is not None else "its checks have not run on it as it is now")
+        progress.mark_solution_viewed(project.exercises, ex.name)
+        print(f"{ex.label}: giving up for now: {left}. Recorded that you viewed the solution (`kata list` "
+              f"shows it). Read it, close it, and write your own {stub} from what you learnt.\n")
+        _show(ex, project)
+        return 0
+
+    left = result.total - result.passed
+    print(f"{ex.label}: {left} of the {result.total} checks of your {stub} still fail ({result.how}).\n"
+          f"The reference solution is shown once they all pass. Until then:\n"
+          f"  pytest {stub}    says what each failing check expects\n"
+          f"  kata hint {ex.name}    gives a hint, `--more` a more specific one\n"
+          f"Stuck for good? This shows it now, and `kata list` will show that you viewed it:\n"
+          f"  kata solution {ex.name} --give-up")
+    return 1
