@@ -9,9 +9,10 @@ import sys
 import pytest
 from PIL import Image
 
-from kata import cli
-from kata.target import PROJECT_ROOT
-from kata.train import KataUserError, Settings, run
+from kata import commands
+from kata.commands.train import KataUserError, Settings
+from kata.commands.train import train as run
+from kata.project import locate
 
 SMALL = dict(n_train=16, n_valid=8, n_test=8, epochs=2, batch_size=8, device="cpu")
 
@@ -51,7 +52,7 @@ def test_a_stub_gets_a_message_not_a_traceback(tmp_path, data_home):
 
 def test_a_broken_implementation_names_the_file_and_line(tmp_path, data_home):
     mine = tmp_path / "mine"
-    shutil.copytree(PROJECT_ROOT / "solutions", mine)
+    shutil.copytree(locate().solutions, mine)
     source = (mine / "training.py").read_text()
     (mine / "training.py").write_text(source.replace("pred = model(x_batch)[:, 0]\n            loss = loss_fn",
                                                      "pred = model(x_batch)\n            loss = loss_fn", 1))
@@ -61,7 +62,7 @@ def test_a_broken_implementation_names_the_file_and_line(tmp_path, data_home):
 
 
 def test_the_command_line_reports_errors_plainly(tmp_path, data_home, capsys):
-    code = cli.main(["train", "--root", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run")])
+    code = commands.main(["train", "--root", str(tmp_path / "nowhere"), "--out", str(tmp_path / "run")])
     assert code == 1
     err = capsys.readouterr().err
     assert "kata train: --root" in err and "celeba/" in err and "Traceback" not in err
@@ -71,9 +72,9 @@ def test_the_command_line_reports_errors_plainly(tmp_path, data_home, capsys):
 def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_path):
     # No dataset anywhere: `kata train` draws its synthetic set into ./data first.
     env = {k: v for k, v in os.environ.items() if k not in ("KATA_DATA", "PYTEST_ADDOPTS")}
-    run = subprocess.run([sys.executable, "-m", "kata.cli", "train"], cwd=tmp_path, env=env,
-                         capture_output=True, text=True, timeout=900)
-    assert run.returncode == 0, run.stdout + run.stderr
+    proc = subprocess.run([sys.executable, "-m", "kata", "train"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
     (folder,) = (tmp_path / "runs").iterdir()
     record = json.loads((folder / "history.json").read_text())
     assert (folder / "history.png").is_file()
@@ -81,4 +82,76 @@ def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_pa
     valid = record["history"]["accuracy_hist_valid"][-1]
     assert valid >= 0.90, f"the quick run ends at {valid:.3f} validation accuracy; the synthetic set must be learnable"
     assert record["total_seconds"] <= 300, f"the quick run took {record['total_seconds']} s; it must fit in 300 s"
-    assert "test accuracy" in run.stdout
+    assert "test accuracy" in proc.stdout
+
+
+# --- the seed's crash on the simulated accelerator, and what the histories held -------------------
+
+
+def seeds_training(folder):
+    """Copy the solutions to ``folder`` with the seed's bug: the correct counts stay device tensors."""
+    shutil.copytree(locate().solutions, folder)
+    source = (folder / "training.py").read_text()
+    assert "is_correct.sum().item()" in source, "the reference training.py changed: update this test"
+    (folder / "training.py").write_text(source.replace("is_correct.sum().item()", "is_correct.sum()"))
+    (folder / ".kata-progress.json").unlink(missing_ok=True)
+    return folder
+
+
+def test_device_sim_crashes_as_the_seed_did_and_says_where_and_why(tmp_path):
+    # One process (the simulator must come before its first backward pass): the seed's code at
+    # exercise 4 (plotting.py still a stub) crashes; the reference solutions train on simgpu.
+    seed = seeds_training(tmp_path / "seed")
+    shutil.copy(locate().exercises / "plotting.py", seed / "plotting.py")
+    small = ["--train", "16", "--valid", "8", "--test", "8", "--epochs", "2", "--batch-size", "8"]
+    script = (f"from kata import commands\n"
+              f"a = commands.main(['train', '--target', {str(seed)!r}, '--device', 'sim', *{small!r}, "
+              f"'--out', {str(tmp_path / 'a')!r}])\n"
+              f"b = commands.main(['train', '--device', 'sim', *{small!r}, '--out', {str(tmp_path / 'b')!r}])\n"
+              f"print('exit codes', a, b)\n")
+    env = {**os.environ, "KATA_DATA": str(tmp_path / "data")}
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
+    out = done.stdout + done.stderr
+    assert "exit codes 1 0" in out, out
+    assert "can't convert simgpu:0 device type tensor to numpy" in out
+    assert "plotting.py is not written yet" in out, "at exercise 4 the book's plot stands in for LivePlot"
+    assert "seed/training.py, line" in out and "history.accuracy_hist_train.append(" in out
+    assert "loss_hist_train, loss_hist_valid are plain Python floats" in out and "`.item()`" in out
+    assert "Traceback" not in out
+    record = json.loads((tmp_path / "b" / "history.json").read_text())
+    assert record["device"] == "simgpu:0" and all(type(v) is float for v in record["history"]["accuracy_hist_train"])
+    assert (tmp_path / "b" / "history.png").is_file()
+
+
+def test_cpu_tensors_in_the_histories_get_their_own_note(tmp_path, data_home, capsys):
+    seed = seeds_training(tmp_path / "seed")
+    run(Settings(**SMALL, target=str(seed), out=str(tmp_path / "run")))
+    out = capsys.readouterr().out
+    assert "the histories held CPU tensors" in out and "accuracy_hist_train (epoch 1: a 0-d tensor on cpu" in out
+    assert "training.py, line" in out and "these plot fine" in out and "--device sim" in out
+    assert "device tensors" not in out and "the seed's bug" not in out, "a CPU tensor is not the seed's crash"
+
+
+def test_numpy_scalars_and_tensors_that_require_grad_get_their_own_notes(tmp_path):
+    from kata.commands.train import HistoryWatch
+    from kata.harness.target import Target
+
+    (tmp_path / "training.py").write_text(
+        "import numpy as np\nimport torch\n\n\n"
+        "def train(on_epoch):\n"
+        "    losses, accs = [], []\n"
+        "    w = torch.ones((), requires_grad=True)\n"
+        "    for epoch in range(2):\n"
+        "        losses.append(w * 2)\n"
+        "        accs += [np.float64(0.5)]\n"
+        "        on_epoch(epoch, (losses, [1.0] * len(losses), accs, accs))\n")
+    target = Target(tmp_path)
+    watch = HistoryWatch(target)
+    target.load("training").train(lambda epoch, history: watch.look(history, sys._getframe(1)))
+    grad, numpy = watch.notes()
+    assert grad.startswith("the histories held tensors that require grad") and "memory grows" in grad
+    assert "loss_hist_train (epoch 1: a 0-d tensor on cpu, requires_grad=True (2))" in grad
+    assert "training.py, line 9: losses.append(w * 2)" in grad
+    assert numpy.startswith("the histories held NumPy scalars") and "float(x)" in numpy
+    assert "training.py, line 10: accs += [np.float64(0.5)]" in numpy

@@ -1,0 +1,427 @@
+"""Checks from a Jupyter notebook: ``kata.check("NAME")``; and what a check run said, check by check.
+
+In a notebook (or Colab), define an exercise's functions in cells, then::
+
+    import kata
+    result = kata.check("devices")        # the caller's globals; namespace=... to pass others
+    result.ok, result.passed, result.failed
+
+It runs the exercise's checks (``tests/test_NAME.py``) in this process with
+``pytest.main``, against a :class:`NamespaceTarget`: a target
+(kata/harness/target.py) whose ``load(name)`` gives a module made from the
+namespace, so the checks see the notebook's functions exactly as they would
+see ``exercises/NAME.py``. The module's attributes are the namespace's at the
+time of the call; a check that patches one (``monkeypatch.setattr(module,
+"CelebA", spy)``) patches the namespace too, for the check's duration, because
+the notebook's functions read their globals from there. The run prints the
+failures' messages (grouped: one per cause) and the exercise's row of the
+table that ``pytest exercises/NAME.py`` ends with, and records progress in the
+current folder (the notebook's), as a run on a folder does.
+
+The checks marked ``cuda`` run on CUDA where there is one (Colab), else on MPS,
+else on the simulated accelerator, which must be installed before the
+process's first backward pass: ``kata.check`` installs it at its first call;
+if the notebook trained something before that, those checks are left out and
+the result says why (restart the kernel and check first).
+
+:class:`Collector` is the pytest plugin that records each check's outcome and
+message; ``kata watch`` uses it too. ``python -m kata.notebook run NOTEBOOK...``
+executes notebooks with nbclient (CI does, so the notebooks can't rot).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import sys
+import time
+import traceback
+import types
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from kata import curriculum
+from kata.harness.plugin import GivenTarget
+from kata.harness.target import Target
+from kata.harness.tracebacks import display
+
+__all__ = ["CheckResult", "Collector", "NamespaceTarget", "Outcome", "Problem", "check", "execute",
+           "format_problems", "main", "message_of", "problems"]
+
+
+# --- what a check run said ---------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """One check: ``passed``, ``failed``, ``todo`` (stopped at an unwritten stub) or ``skipped``."""
+
+    nodeid: str
+    check: str            # the check's function, without its parameters
+    outcome: str
+    message: str = ""
+
+
+@dataclass
+class Problem:
+    """One cause of failures: its message, and the checks that failed with it."""
+
+    message: str
+    checks: list[str]
+    todo: bool = False
+
+
+def _innermost(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _cell_label(filename: str) -> str:
+    """``Cell In[5]`` for a notebook cell's code, else the file as a short path."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is not None:
+        with contextlib.suppress(Exception):
+            named = shell.compile.format_code_name(filename)
+            if named:
+                return " ".join(named)
+    return filename if filename.startswith("<") else display(filename)
+
+
+def message_of(report: pytest.TestReport, exc: BaseException | None,
+               mine: Callable[[str], bool] | None = None) -> tuple[str, bool]:
+    """(the message a failed check's report stands for, whether it stopped at a stub).
+
+    A message the kata's plugin already made (a missing module, a stub) is taken
+    as it is; an assertion gives its own message (without pytest's introspection);
+    an error raised in the learner's code (``mine(filename)``) says where."""
+    if isinstance(report.longrepr, str):
+        return report.longrepr.strip(), bool(getattr(report, "kata_todo", False))
+    if exc is None:
+        return str(report.longrepr).strip().splitlines()[-1:][0] if report.longrepr else "failed", False
+    exc = _innermost(exc)
+    if isinstance(exc, AssertionError):
+        text = str(exc)
+        text = text.splitlines()[0] if text.startswith("assert ") else text.split("\nassert ")[0]
+        return text.strip() or "an assertion failed", False
+    if isinstance(exc, pytest.fail.Exception):
+        return str(exc.msg).strip(), False
+    if mine is not None:
+        place = None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if mine(frame.filename):
+                place = frame
+        if place is not None:
+            where = f"{_cell_label(place.filename)}, line {place.lineno}, in {place.name}"
+            if isinstance(exc, NotImplementedError):
+                return f"{_cell_label(place.filename)}: `{place.name}` is not written yet:\n  {exc}", True
+            return f"{where}: {type(exc).__name__}: {exc}", False
+    return f"{type(exc).__name__}: {exc}", False
+
+
+class Collector:
+    """A pytest plugin object: each kata check's outcome and message, in run order.
+
+    ``mine(filename)`` says whether a traceback's file is the learner's code (so an
+    error raised there names its place)."""
+
+    def __init__(self, mine: Callable[[str], bool] | None = None):
+        self.mine = mine
+        self.outcomes: dict[str, Outcome] = {}
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)   # outermost: sees the kata plugin's message
+    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
+        report = yield
+        if curriculum.exercise_of(item.path) is None:
+            return report
+        name = getattr(item, "originalname", None) or item.name.split("[")[0]
+        known = self.outcomes.get(item.nodeid)
+        if report.failed:
+            if known is None or known.outcome not in ("failed", "todo"):
+                message, todo = message_of(report, call.excinfo.value if call.excinfo else None, self.mine)
+                self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "todo" if todo else "failed", message)
+        elif report.skipped and known is None:
+            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+            self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "skipped", str(reason))
+        elif report.when == "call" and known is None:
+            self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "passed")
+        return report
+
+    def count(self, outcome: str) -> int:
+        return sum(o.outcome == outcome for o in self.outcomes.values())
+
+
+def problems(outcomes) -> list[Problem]:
+    """The failures grouped by cause: one group per check function (its cases usually
+    fail for one reason), then groups with the same message merged (a stub)."""
+    by_check: dict[str, Problem] = {}
+    for o in outcomes:
+        if o.outcome in ("failed", "todo"):
+            group = by_check.setdefault(o.check, Problem(o.message, [], o.outcome == "todo"))
+            group.checks.append(o.nodeid.split("::")[-1])
+    merged: dict[str, Problem] = {}
+    for group in by_check.values():
+        if group.message in merged:
+            merged[group.message].checks += group.checks
+        else:
+            merged[group.message] = group
+    return list(merged.values())
+
+
+def format_problems(found: list[Problem], limit: int = 3) -> list[str]:
+    lines = []
+    for p in found:
+        first, *rest = p.message.splitlines() or [""]
+        lines.append(f"- {first}")
+        lines += [f"  {line}" for line in rest]
+        names = list(dict.fromkeys(check.split("[")[0] for check in p.checks))
+        shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
+        lines.append(f"    ({len(p.checks)} check{'s' if len(p.checks) > 1 else ''}: {shown})")
+    return lines
+
+
+# --- a notebook's namespace as a target ----------------------------------------------
+
+
+class _NamespaceModule(types.ModuleType):
+    """A module whose attributes are a copy of a namespace; setting or deleting one
+    (a check's monkeypatch) does the same in the namespace, where the notebook's
+    functions look their globals up."""
+
+    _kata_namespace: dict = {}
+
+    def __setattr__(self, name, value):
+        super().__setattr__(name, value)
+        if not name.startswith("__"):
+            type(self)._kata_namespace[name] = value
+
+    def __delattr__(self, name):
+        super().__delattr__(name)
+        if not name.startswith("__"):
+            type(self)._kata_namespace.pop(name, None)
+
+
+class NamespaceTarget(Target):
+    """A target whose modules are made from one namespace (a notebook's globals).
+
+    ``folder`` receives the progress record; ``label`` is how messages name it."""
+
+    def __init__(self, namespace: dict, folder: str | Path = ".", label: str = "the notebook"):
+        super().__init__(folder, name=label)
+        self.path = Path(folder).expanduser().resolve()
+        self.namespace, self.label = namespace, label
+
+    def display(self, module: str | None = None) -> str:
+        return self.label
+
+    def load(self, name: str) -> types.ModuleType:
+        if name not in self._loaded:
+            cls = type("NotebookModule", (_NamespaceModule,), {"_kata_namespace": self.namespace})
+            module = cls(f"{self.package}.{name}", f"exercise {name}, from {self.label}")
+            module.__dict__.update({k: v for k, v in self.namespace.items() if not k.startswith("__")})
+            self._loaded[name] = module
+        return self._loaded[name]
+
+    def code_files(self) -> set[str]:
+        """The files the namespace's own functions and classes were compiled from (its cells)."""
+        files = set()
+        for value in list(self.namespace.values()):
+            functions = [value] if isinstance(value, types.FunctionType) else []
+            if isinstance(value, type) and value.__module__ == self.namespace.get("__name__"):
+                functions = [getattr(v, "__func__", v) for v in vars(value).values()]
+            files |= {f.__code__.co_filename for f in functions
+                      if isinstance(f, types.FunctionType) and f.__globals__ is self.namespace}
+        return files
+
+
+# --- kata.check ------------------------------------------------------------------------
+
+
+@dataclass
+class CheckResult:
+    """What ``kata.check(NAME)`` found."""
+
+    exercise: str
+    passed: int
+    failed: int
+    skipped: int
+    missing: list[str]                 # the exercise's names the namespace does not define
+    problems: list[Problem]
+    row: str                           # the exercise's row of the table
+    notes: list[str] = field(default_factory=list)
+    outcomes: list[Outcome] = field(default_factory=list, repr=False)
+    complete: bool = True              # every check of the exercise ran (False: the cuda ones were left out)
+
+    @property
+    def total(self) -> int:
+        return self.passed + self.failed + self.skipped
+
+    @property
+    def ok(self) -> bool:
+        """Every check that ran passed (and some did)."""
+        return self.failed == 0 and self.passed > 0
+
+    @property
+    def done(self) -> bool:
+        """The exercise is done: ok, with all of its checks run."""
+        return self.ok and self.complete
+
+    def __repr__(self) -> str:
+        state = "ok" if self.ok else f"{self.failed} failing"
+        return f"<kata.check {self.exercise!r}: {self.passed}/{self.total} passed, {state}>"
+
+
+def _simulator_note() -> str | None:
+    """Make sure the cuda checks can run here; a note when they can't (they are then left out)."""
+    import torch
+
+    if torch.cuda.is_available() or torch.backends.mps.is_available():
+        return None
+    from kata import sim
+
+    ok, _ = sim.support()
+    if not ok:
+        return None   # the plugin skips the cuda checks and says why
+    try:
+        sim.install()
+    except RuntimeError as err:
+        return (f"the checks marked cuda were left out: the simulated accelerator can't be installed now ({err}). "
+                "It must come before the kernel's first backward pass: restart the kernel and call kata.check "
+                "before training anything.")
+    return None
+
+
+@contextlib.contextmanager
+def _no_side_effects(args: list[str]):
+    """Leave the notebook's folder and settings as they were: pytest-benchmark's and
+    Hypothesis's folders go to a temporary one, and the checks' conftest's
+    MPLBACKEND=Agg is undone afterwards (the notebook keeps its inline plots)."""
+    import tempfile
+
+    import hypothesis.configuration as hypothesis_config
+
+    scratch = Path(tempfile.gettempdir()) / "kata-check"
+    args += [f"--benchmark-storage=file://{scratch / 'benchmarks'}"]
+    backend = os.environ.get("MPLBACKEND")
+    home = vars(hypothesis_config).get("__hypothesis_home_directory")
+    hypothesis_config.set_hypothesis_home_dir(scratch / "hypothesis")
+    try:
+        yield
+    finally:
+        hypothesis_config.set_hypothesis_home_dir(home)
+        if backend is None:
+            os.environ.pop("MPLBACKEND", None)
+        else:
+            os.environ["MPLBACKEND"] = backend
+
+
+def _row(text: str, exercise: curriculum.Exercise, passed: int, total: int) -> str:
+    for line in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines():
+        if line.startswith(f"  {exercise.label} "):
+            return line.rstrip()
+    return f"  {exercise.label:<12} {passed:>3}/{total:<3} passed"
+
+
+def check(name: str, namespace: dict | None = None, *, folder: str | Path | None = None,
+          quiet: bool = False) -> CheckResult:
+    """Run exercise ``name``'s checks on the functions defined in ``namespace`` (default:
+    the caller's globals: the notebook's); print the failures and the table row; return
+    a :class:`CheckResult` (``.ok``, ``.passed``, ``.failed``). Progress is recorded in
+    ``folder`` (default: the current folder). An unknown name raises
+    :class:`kata.curriculum.UnknownExercise`, listing the exercises."""
+    exercise = curriculum.get(name)
+    if namespace is None:
+        namespace = sys._getframe(1).f_globals
+    say = (lambda *a: None) if quiet else print
+    target = NamespaceTarget(namespace, folder if folder is not None else Path.cwd())
+    missing = [n for n in exercise.names if n not in namespace]
+    notes = []
+    if missing:
+        notes.append(f"{target.label} defines no {', '.join(f'`{n}`' for n in missing)}: exercise "
+                     f"{exercise.label} asks for {', '.join(exercise.names)}")
+    args = [str(exercise.checks()), "-q", "--color=no", "-p", "no:cacheprovider", "-p", "no:faulthandler",
+            "--capture=sys"]
+    note = _simulator_note()
+    if note:
+        notes.append(note)
+        args += ["--accelerator", "cuda", "-m", "not cuda"]   # no install attempt, and those checks left out
+    files = target.code_files()
+    collector = Collector(mine=lambda filename: filename in files)
+    out = io.StringIO()
+    start = time.perf_counter()
+    with _no_side_effects(args), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        code = pytest.main(args, plugins=[GivenTarget(target), collector])
+    outcomes = list(collector.outcomes.values())
+    passed, skipped = collector.count("passed"), collector.count("skipped")
+    failed = collector.count("failed") + collector.count("todo")
+    if not outcomes and code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        raise RuntimeError(f"kata.check({name!r}) could not run the checks (pytest exit {code}):\n"
+                           + out.getvalue()[-3000:])
+    row = _row(out.getvalue(), exercise, passed, passed + failed + skipped)
+    if note:
+        row = re.sub(r"`pytest [^`]*` runs them all", "restart the kernel to run them all", row)
+    result = CheckResult(name, passed, failed, skipped, missing, problems(outcomes), row, notes, outcomes,
+                         complete=not note)
+    say(f"kata.check({name!r}): {exercise.label}: {exercise.title}  ({time.perf_counter() - start:.1f} s)")
+    for line in notes:
+        say(f"note: {line}")
+    if result.problems:
+        say(f"\n{len(result.problems)} problem{'s' if len(result.problems) > 1 else ''}:")
+        say("\n".join(format_problems(result.problems)))
+    say("\n" + result.row)
+    if result.done:
+        say(f"\n  Exercise {exercise.label} is done.")
+    elif result.ok:
+        say("\n  Every check that ran passes; the ones marked cuda did not run (see the note).")
+    else:
+        say(f"\n  Fix what the messages say, run the cells again, then kata.check({name!r}); "
+            f"`kata hint {name}` gives a hint.")
+    return result
+
+
+# --- executing notebooks (CI) ----------------------------------------------------------
+
+
+def execute(path: str | Path, timeout: int = 600) -> list[str]:
+    """Run every cell of the notebook at ``path`` in a fresh kernel, in the notebook's
+    folder (nbclient); return the text its cells printed. A cell that raises raises
+    ``nbclient.exceptions.CellExecutionError``."""
+    import nbclient
+    import nbformat
+
+    path = Path(path)
+    notebook = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent.resolve())}}).execute()
+    return [out.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
+            for out in cell.get("outputs", []) if out.get("output_type") == "stream"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m kata.notebook run NOTEBOOK...``: execute each notebook; exit 1 if a cell fails."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv or argv[0] != "run" or len(argv) < 2:
+        print("usage: python -m kata.notebook run NOTEBOOK.ipynb...", file=sys.stderr)
+        return 2
+    failed = 0
+    for path in argv[1:]:
+        start = time.perf_counter()
+        try:
+            printed = execute(path)
+        except Exception as err:   # a cell failed, or the kernel could not start: say which
+            failed += 1
+            print(f"{path}: FAILED\n{err}", file=sys.stderr)
+            continue
+        print("".join(printed).rstrip())
+        print(f"{path}: every cell ran ({time.perf_counter() - start:.1f} s)")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

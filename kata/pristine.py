@@ -1,0 +1,173 @@
+"""An exercise's pristine stub: is this file still one, and what was it?
+
+Nothing is listed by hand: adding an exercise stays four things (exercises/NAME.py,
+solutions/NAME.py, tests/test_NAME.py, its curriculum entry). A stub is
+recognised by its shape, read with :mod:`ast`:
+
+* every function the exercise's curriculum ``names`` lists has a body of only
+  (a docstring and) ``raise NotImplementedError(...)``;
+* every class it lists has only such methods (``LivePlot.__init__``, ``.update``);
+* every other name it lists (``SMILING = None``) is still bound to ``None`` (or ``...``).
+
+Anything else in the file (comments, imports, a helper the learner added) does
+not matter: what makes a file a stub is that each of its exercise's names is
+unwritten, so every check of the exercise fails on it.
+
+The pristine text of a stub (for ``kata reset NAME``) comes from, in order:
+
+1. the snapshot a student release ships: ``<checkout>/.kata/pristine/NAME.py``
+   (:data:`SNAPSHOT_DIR`; ``kata release`` writes it with :func:`write_snapshot`);
+2. git: the newest commit whose ``exercises/NAME.py`` is a stub (``git`` run as a
+   subprocess in the checkout);
+3. neither (no snapshot, no git, or no such commit): ``None``.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+from pathlib import Path
+
+from kata import curriculum
+from kata.files import atomic_write
+from kata.project import locate
+
+__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "worked_on", "write_snapshot"]
+
+SNAPSHOT_DIR = Path(".kata") / "pristine"   # relative to the checkout's root
+_GIT_COMMITS = 200                          # how far back git is searched for a stub
+
+
+def _raises_not_implemented(body: list[ast.stmt]) -> bool:
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]  # the docstring
+    if len(body) != 1 or not isinstance(body[0], ast.Raise) or body[0].exc is None:
+        return False
+    exc = body[0].exc
+    if isinstance(exc, ast.Call):
+        exc = exc.func
+    return isinstance(exc, ast.Name) and exc.id == "NotImplementedError"
+
+
+def _unwritten(node: ast.stmt) -> str | None:
+    """Why a definition is not a stub's, or None when it is."""
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return None if _raises_not_implemented(node.body) else f"`{node.name}` is written"
+    if isinstance(node, ast.ClassDef):
+        methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        written = [m.name for m in methods if not _raises_not_implemented(m.body)]
+        if written:
+            return f"`{node.name}.{written[0]}` is written"
+        return None if methods else f"`{node.name}` has no methods"
+    value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+    if isinstance(value, ast.Constant) and value.value in (None, ...):
+        return None
+    shown = ast.unparse(value) if value is not None else "defined"
+    name = ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target) \
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) else "a name"
+    return f"`{name}` is {shown[:40]}, not the stub's None"
+
+
+def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    """The last top-level statement binding each name (as Python would see it)."""
+    found: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                for leaf in ast.walk(target):
+                    if isinstance(leaf, ast.Name):
+                        found[leaf.id] = node
+        elif isinstance(node, (ast.AnnAssign, ast.AugAssign)) and isinstance(node.target, ast.Name):
+            found[node.target.id] = node
+    return found
+
+
+def differences(path: str | Path, source: str | None = None, name: str | None = None) -> list[str]:
+    """Why the module at ``path`` (or ``source``, as exercise ``name``, by default the
+    file's stem) is not a pristine-shaped stub: ``[]`` when it is one.
+
+    A missing or unreadable file, a syntax error, or a name missing from the file
+    are differences too. An unknown exercise raises :class:`kata.curriculum.UnknownExercise`."""
+    path = Path(path)
+    exercise = curriculum.get(name or path.stem)
+    if source is None:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            return [f"{path.name} can't be read ({err.__class__.__name__})"]
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return [f"{path.name} does not parse"]
+    defined = _definitions(tree)
+    found = []
+    for wanted in exercise.names:
+        node = defined.get(wanted)
+        why = f"`{wanted}` is not defined" if node is None else _unwritten(node)
+        if why:
+            found.append(why)
+    return found
+
+
+def is_stub(path: str | Path, source: str | None = None, name: str | None = None) -> bool:
+    """Whether the exercise module at ``path`` (or its ``source``) is still an untouched
+    stub: every name its exercise defines is unwritten (see the module's docstring)."""
+    return not differences(path, source, name)
+
+
+def worked_on(folder: str | Path) -> list[str]:
+    """The exercises whose module in ``folder`` is no longer a stub (a missing module counts
+    as worked on: the self-check can't expect it to fail as a stub)."""
+    folder = Path(folder)
+    return [ex.name for ex in curriculum.exercises() if not is_stub(folder / f"{ex.name}.py")]
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=30,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    try:
+        return done.stdout.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def pristine_source(name: str, root: str | Path | None = None) -> str | None:
+    """The pristine stub of exercise ``name``: the release's snapshot, else the newest
+    git commit whose ``exercises/NAME.py`` is a stub, else None.
+
+    ``root`` is the checkout (default: :func:`kata.project.locate`'s)."""
+    curriculum.get(name)  # UnknownExercise, listing the names
+    root = Path(root) if root is not None else locate().root
+    snapshot = root / SNAPSHOT_DIR / f"{name}.py"
+    if snapshot.is_file():
+        return snapshot.read_text(encoding="utf-8")
+    relative = f"exercises/{name}.py"
+    log = _git(root, "log", f"--max-count={_GIT_COMMITS}", "--format=%H", "--", relative)
+    for commit in (log or "").split():
+        source = _git(root, "show", f"{commit}:{relative}")
+        if source is not None and is_stub(relative, source, name):
+            return source
+    return None
+
+
+def write_snapshot(stubs: str | Path, root: str | Path) -> list[Path]:
+    """Write the pristine snapshot of a release whose checkout is ``root``: each
+    exercise's module from the folder ``stubs`` (normally the checkout's exercises/)
+    into ``root/.kata/pristine/NAME.py``. Refuses a module that is not a stub."""
+    stubs, target = Path(stubs), Path(root) / SNAPSHOT_DIR
+    problems = {ex.name: differences(stubs / f"{ex.name}.py") for ex in curriculum.exercises()}
+    problems = {name: why for name, why in problems.items() if why}
+    if problems:
+        raise ValueError("not stubs, so not a pristine snapshot: " + "; ".join(
+            f"{name}.py: {', '.join(why)}" for name, why in problems.items()))
+    target.mkdir(parents=True, exist_ok=True)
+    return [atomic_write(target / f"{ex.name}.py", (stubs / f"{ex.name}.py").read_text(encoding="utf-8"))
+            for ex in curriculum.exercises()]

@@ -1,0 +1,142 @@
+"""`kata.check("NAME")`: an exercise's checks on the functions a notebook defines (kata/notebook.py).
+
+The checks run in this process (pytest inside pytest), as they do in a Jupyter
+kernel, against the namespace the test builds the way a notebook would: cells
+compiled under their own file names and run in one globals dict.
+"""
+
+import contextlib
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+import kata
+from kata import progress
+from kata.curriculum import UnknownExercise, get
+from kata.notebook import Collector, NamespaceTarget
+from kata.project import locate
+
+NOTEBOOK = locate().root / "notebooks" / "devices.ipynb"
+
+
+def cells(*tags: str) -> list[str]:
+    """The sources of the demo notebook's code cells carrying these tags, in order."""
+    nb = json.loads(NOTEBOOK.read_text())
+    return ["".join(c["source"]) for c in nb["cells"]
+            if c["cell_type"] == "code" and set(tags) & set(c["metadata"].get("tags", []))]
+
+
+def namespace(*sources: str) -> dict:
+    """A notebook's globals after running these cells."""
+    ns = {"__name__": "__main__"}
+    for number, source in enumerate(sources, 1):
+        exec(compile(source, f"<cell {number}>", "exec"), ns)
+    return ns
+
+
+def without_places(message: str) -> str:
+    """A message without the places it names (a cell or the notebook for a notebook; a file or
+    folder for a .py)."""
+    message = re.sub(r"<module '(\w+)' of [^>]*>", r"<module \1>", message)
+    return re.sub(r"^\S.*?, line \d+, in ", "in ", message, flags=re.M)
+
+
+def test_correct_functions_are_reported_done_and_recorded(tmp_path, capsys):
+    ns = namespace((locate().solutions / "devices.py").read_text())
+    result = kata.check("devices", ns, folder=tmp_path)
+    out = capsys.readouterr().out
+    assert result.ok and result.done and result.failed == 0 and result.passed == result.total > 0, result
+    assert "  1. devices " in out and "done" in result.row and "is done" in out
+    assert progress.read(tmp_path)["devices"].done, "the run is recorded in the notebook's folder"
+
+
+def test_the_seeds_mistakes_get_the_messages_and_row_of_the_py_route(tmp_path, capsys):
+    imports, mistakes = cells("imports")[0], cells("seed-mistakes")[0]
+    result = kata.check("devices", namespace(imports, mistakes), folder=tmp_path / "nb")
+    assert not result.ok and result.failed > 0 and not result.missing
+    out = capsys.readouterr().out
+    assert "<cell 2>, line" in out, "an error raised in the learner's code names its cell and line"
+
+    folder = tmp_path / "exercises"
+    folder.mkdir()
+    (folder / "devices.py").write_text(imports + "\n\n" + mistakes)
+    collector = Collector(mine=lambda f: f.startswith(str(folder)))
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        pytest.main(["--target", str(folder), str(get("devices").checks()), "-q", "--color=no",
+                     "-p", "no:cacheprovider", "--capture=sys"], plugins=[collector])
+    by_file = {o.nodeid.split("::")[-1]: without_places(o.message) for o in collector.outcomes.values()}
+    by_notebook = {o.nodeid.split("::")[-1]: without_places(o.message) for o in result.outcomes}
+    assert by_notebook == by_file
+    row = next(line for line in printed.getvalue().splitlines() if line.startswith("  1. devices "))
+    assert result.row == row.rstrip()
+
+
+def test_missing_functions_are_each_named(tmp_path, capsys):
+    ns = namespace("import torch\ndef pick_device():\n    return torch.device('cpu')\n")
+    result = kata.check("devices", ns, folder=tmp_path)
+    out = capsys.readouterr().out
+    assert result.missing == ["device_of", "to_device", "to_python", "host_copy"]
+    for name in result.missing:
+        assert any(f"defines no `{name}`" in p.message for p in result.problems), name
+        assert f"`{name}`" in out
+    assert not result.ok
+
+
+def test_an_unknown_exercise_is_a_clear_error_listing_the_names():
+    with pytest.raises(UnknownExercise, match="devices, data, model, training, plotting, sync"):
+        kata.check("device", {})
+
+
+def test_a_checks_patch_of_the_module_reaches_the_notebooks_globals(tmp_path):
+    # test_data patches `CelebA` in the learner's module: the notebook's functions read their
+    # globals from the namespace, so the patch must land there too, and be undone there.
+    ns = {"__name__": "__main__", "CelebA": "the real one"}
+    module = NamespaceTarget(ns, tmp_path).load("data")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(module, "CelebA", "a spy")
+        assert ns["CelebA"] == "a spy" == module.CelebA
+    assert ns["CelebA"] == "the real one" == module.CelebA
+
+
+def test_import_kata_stays_light():
+    code = "import sys, kata; print(sorted({'torch', 'pytest'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stdout + done.stderr
+
+
+@pytest.mark.slow
+def test_after_a_backward_pass_the_cuda_checks_are_left_out_and_it_says_why(tmp_path):
+    # The simulated accelerator can't come after a process's first backward pass: a notebook that
+    # trained before its first kata.check gets the other checks, a note, and no "done".
+    script = ("import torch, kata\n"
+              "torch.ones(2, requires_grad=True).sum().backward()\n"
+              f"ns = {{'__name__': '__main__'}}; exec(open({str(locate().solutions / 'devices.py')!r}).read(), ns)\n"
+              f"r = kata.check('devices', ns, folder={str(tmp_path)!r})\n"
+              "print('result', r.ok, r.done, r.complete)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert "result True False False" in done.stdout, done.stdout + done.stderr
+    assert "the checks marked cuda were left out" in done.stdout and "restart the kernel" in done.stdout
+    assert "devices" not in progress.read(tmp_path), "a partial run is not recorded"
+
+
+@pytest.mark.slow
+def test_the_devices_notebook_runs_from_top_to_bottom(tmp_path):
+    # What CI runs (the notebook step of .ci/run): every cell, in a fresh kernel, here in a
+    # copy of the notebook so that its progress is recorded in tmp_path.
+    if not os.environ.get("CI"):
+        pytest.importorskip("nbclient", reason="the notebook extra: pip install -e '.[notebook]'")
+        pytest.importorskip("ipykernel", reason="the notebook extra: pip install -e '.[notebook]'")
+    copy = tmp_path / NOTEBOOK.name
+    copy.write_bytes(NOTEBOOK.read_bytes())
+    done = subprocess.run([sys.executable, "-m", "kata.notebook", "run", str(copy)], capture_output=True,
+                          text=True, timeout=600, cwd=locate().root)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "every cell ran" in done.stdout and "Exercise 1. devices is done." in done.stdout
+    assert "failing" in done.stdout, "the seed's mistakes come first, and fail"
+    assert progress.read(tmp_path)["devices"].done
