@@ -1,0 +1,81 @@
+"""``kata grade SUBMISSION... --out DIR``: grade a class's submissions, safely, in bulk (kata/grading/)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from kata.commands._args import add_grading_options, positive
+
+__all__ = ["HELP", "add_parser", "run"]
+
+HELP = "grade a class's submissions (folders or zips), safely, in bulk"
+
+
+def add_parser(sub):
+    p = sub.add_parser("grade", help=HELP,
+                       description="Grade each submission (a folder holding the exercises' modules, directly or "
+                                   "in exercises/, or a .zip of one) with the pristine checks, in a sandbox, after "
+                                   "vetting its source, and write grades.csv, summary.json, results/NAME.json "
+                                   "(Gradescope's format), feedback/NAME.md and logs/NAME.log into --out. It "
+                                   "starts by saying which protections are in force.")
+    p.add_argument("submissions", nargs="*", metavar="SUBMISSION",
+                   help="folders or .zip files (none: only check the reference solutions)")
+    p.add_argument("--out", required=True, metavar="DIR", help="folder for the results (its files are replaced)")
+    p.add_argument("--jobs", type=positive, default=None, metavar="N",
+                   help="submissions graded at once (default: one per CPU core)")
+    add_grading_options(p)
+    p.add_argument("--reference", metavar="FILE",
+                   help="the reference solutions' run, reused while nothing it depends on changed "
+                        "(default: DIR/reference.json)")
+    p.add_argument("--gradescope-results", metavar="FILE",
+                   help="also write the (one) submission's results to FILE (what run_autograder uses)")
+    p.add_argument("--no-sandbox", action="store_true",
+                   help="no bubblewrap or namespaces (network, files, processes); the user, the limits, the "
+                        "vetting and the tripwire still apply")
+    p.add_argument("--keep", action="store_true", help="keep the working folders (for debugging)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    return p
+
+
+def _fallback_results(message: str) -> dict:
+    """A results.json that says the autograder itself failed (so Gradescope shows why)."""
+    return {"score": 0.0, "output": f"The autograder could not grade this submission: {message}\n"
+                                    f"Tell your teacher; resubmitting will not help until it is fixed.",
+            "tests": []}
+
+
+def run(args) -> int:
+    from kata.files import atomic_write, write_json
+    from kata.grading.batch import grade
+    from kata.grading.intake import GradeError, name_submissions
+    from kata.grading.runner import Limits
+
+    limits = Limits(timeout=args.timeout, test_timeout=args.test_timeout, memory_mb=args.memory,
+                    processes=args.processes, slow=args.slow, isolate=not args.no_sandbox)
+    results_json = Path(args.gradescope_results) if args.gradescope_results else None
+    if results_json and len(args.submissions) != 1:
+        print("kata grade: --gradescope-results takes exactly one submission", file=sys.stderr)
+        return 2
+    try:
+        grade(args.submissions, args.out, limits, jobs=args.jobs, reference=args.reference,
+              progress=not args.quiet, keep=args.keep, flagged=args.flagged,
+              echo=(lambda *a: None) if args.quiet and results_json else print)
+    except GradeError as err:
+        print(f"kata grade: {err}", file=sys.stderr)
+        if results_json:
+            results_json.parent.mkdir(parents=True, exist_ok=True)
+            write_json(results_json, _fallback_results(str(err)))
+        return 1
+    except BaseException as err:
+        if results_json and not isinstance(err, KeyboardInterrupt):
+            results_json.parent.mkdir(parents=True, exist_ok=True)
+            write_json(results_json, _fallback_results(f"{type(err).__name__}: {err}"))
+        raise
+    if results_json:
+        name = name_submissions(args.submissions)[0].name
+        results_json.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(results_json, (Path(args.out) / "results" / f"{name}.json").read_bytes())
+    return 0
+
+

@@ -1,0 +1,194 @@
+"""``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade``.
+
+Gradescope (Autograder Specifications) builds an image from a zip holding
+``setup.sh`` and ``run_autograder`` at its root, extracted into
+``/autograder/source``; it runs ``setup.sh`` once, as root, when it builds the
+image, and ``run_autograder`` once per submission, as root, from
+``/autograder``, with the student's files in ``/autograder/submission``; it
+reads the grade from ``/autograder/results/results.json``.
+
+The bundle written here holds:
+
+* ``device-kata/``: the kata's own source (the package, the checks, the
+  reference solutions, the stubs, pyproject.toml with torch and torchvision
+  pinned), installed by setup.sh with ``pip install -e``;
+* ``setup.sh``: bubblewrap (where the image's package manager has it), a
+  Python 3.11+ virtual environment in /autograder/venv with the kata in it
+  (CPU wheels of torch by default), the reference solutions and the grader's
+  folders readable by root only, then one run of the reference solutions,
+  saved as /autograder/source/reference.json;
+* ``run_autograder``: ``python -m kata grade`` run from the bundle's own copy
+  (``KATA_HOME`` and the current folder point at it, so a local trial with
+  another Python still grades with the bundle's kata), one job, the limits
+  chosen when the bundle was written. ``kata grade`` runs the graded code as
+  an unprivileged user of its own (it runs as root here), ends all of its
+  processes, and only then writes results.json (atomically, as root, in a
+  folder that user can't write). If the grader itself fails, a results.json
+  still says so.
+
+``KATA_AUTOGRADER_ROOT`` moves /autograder and ``KATA_PYTHON`` picks the
+interpreter, to try the scripts on another machine (the self-tests do).
+"""
+
+from __future__ import annotations
+
+import io
+import shlex
+import zipfile
+from pathlib import Path
+
+from kata.project import Project, locate
+
+__all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", "write"]
+
+SOURCE_DIR = "device-kata"
+CONTAINER_MB = 2048   # the container size the README names
+MEMORY_MB = 1536      # the default ceiling of a submission's processes in such a container
+SKIP_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json"}
+
+SETUP_SH = r"""#!/usr/bin/env bash
+# Gradescope runs this once, as root, when it builds the autograder's image.
+# Written by `kata gradescope`.
+set -euo pipefail
+ROOT="${KATA_AUTOGRADER_ROOT:-/autograder}"
+SRC="$ROOT/source/device-kata"
+
+# bubblewrap: the sandbox kata grade prefers (it says so, and falls back, where it is refused).
+if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
+  (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) || true
+fi
+PY=""
+for candidate in python3.13 python3.12 python3.11; do
+  if command -v "$candidate" >/dev/null 2>&1; then PY="$candidate"; break; fi
+done
+if [ -z "$PY" ]; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y python3.11 python3.11-venv
+  PY=python3.11
+fi
+if ! "$PY" -m venv "$ROOT/venv"; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "$PY-venv"
+  "$PY" -m venv "$ROOT/venv"
+fi
+"$ROOT/venv/bin/pip" install --upgrade pip
+# Gradescope's machines have no GPU: torch's CPU wheels (much smaller). KATA_TORCH_INDEX="" takes PyPI's.
+TORCH_INDEX="${KATA_TORCH_INDEX-https://download.pytorch.org/whl/cpu}"
+extra=()
+if [ -n "$TORCH_INDEX" ]; then extra=(--extra-index-url "$TORCH_INDEX"); fi
+"$ROOT/venv/bin/pip" install "${extra[@]}" -e "$SRC"
+
+# Graded code runs as another user: it may read Python and the checks, never the answers or the grades.
+chmod -R go+rX "$ROOT/venv" "$SRC"
+chmod -R go-rwx "$SRC/solutions"
+mkdir -p "$ROOT/grading" && chmod 700 "$ROOT/grading"
+
+# The reference solutions' run, once; run_autograder reuses it while nothing it depends on differs.
+cd "$SRC"
+KATA_HOME="$SRC" "$ROOT/venv/bin/python" -m kata grade --out "$ROOT/reference-run" --quiet \
+    --reference "$ROOT/source/reference.json" __OPTIONS__ \
+  || echo "setup.sh: the reference run failed; run_autograder will redo it for each submission" >&2
+chmod 600 "$ROOT/source/reference.json" 2>/dev/null || true
+"""
+
+RUN_AUTOGRADER = r"""#!/usr/bin/env bash
+# Gradescope runs this once per submission, as root, from /autograder: grade
+# /autograder/submission with the bundle's own `kata grade` and write
+# /autograder/results/results.json. Written by `kata gradescope`.
+# To try it elsewhere: KATA_AUTOGRADER_ROOT=DIR (holding source/ and submission/
+# instead of /autograder) and KATA_PYTHON=a Python with the kata's requirements.
+set -u
+ROOT="${KATA_AUTOGRADER_ROOT:-/autograder}"
+PY="${KATA_PYTHON:-$ROOT/venv/bin/python}"
+SRC="$ROOT/source/device-kata"
+RESULTS="$ROOT/results/results.json"
+mkdir -p "$ROOT/results" "$ROOT/grading"
+chmod 700 "$ROOT/grading" 2>/dev/null || true
+rm -f "$RESULTS"
+# The bundle's own kata: `python -m` from its folder puts it first on sys.path, and KATA_HOME finds its checks.
+(cd "$SRC" && KATA_HOME="$SRC" "$PY" -m kata grade "$ROOT/submission" --out "$ROOT/grading" --jobs 1 --quiet \
+    --reference "$ROOT/source/reference.json" --gradescope-results "$RESULTS" __OPTIONS__)
+status=$?
+if [ ! -s "$RESULTS" ]; then
+  why="The autograder failed before it could grade this submission (exit status $status)."
+  why="$why Tell your teacher: resubmitting will not help until it is fixed."
+  printf '{"score": 0, "output": "%s", "tests": []}\n' "$why" > "$RESULTS"
+fi
+exit 0
+"""
+
+README = """A Gradescope autograder for device-kata, written by `kata gradescope`.
+
+Upload this zip as the assignment's autograder ("Zip file upload"); choose an
+Ubuntu 22.04 or newer base image and a container of at least __CONTAINER__ MB of
+memory: a submission's processes together get at most __MEMORY__ MB (--memory),
+the rest is the grader's. setup.sh installs the kata (and bubblewrap) and checks
+the reference solutions once; run_autograder grades each submission with the
+bundle's own `kata grade`, as an unprivileged user, and writes
+/autograder/results/results.json. Students submit their exercises/ folder (or
+its six .py files, or a zip of either).
+
+Grading options baked in: __OPTIONS__
+"""
+
+
+def options_of(args) -> list[str]:
+    """The grading options of ``kata gradescope`` as ``kata grade`` arguments."""
+    options = ["--timeout", f"{args.timeout:g}", "--test-timeout", f"{args.test_timeout:g}",
+               "--memory", str(args.memory), "--processes", str(args.processes), "--flagged", args.flagged]
+    return options + (["--slow"] if args.slow else [])
+
+
+def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
+    """(path inside device-kata/, file) for each file the autograder needs."""
+    project = project or locate()
+    root = project.root
+    picked = [(name, root / name) for name in ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md",
+                                                "LICENSE", "LICENSE.md", "LICENSE.txt") if (root / name).is_file()]
+    for folder in ("kata", "tests", "solutions", "exercises"):
+        for path in sorted((root / folder).rglob("*")):
+            rel = path.relative_to(root)
+            if not path.is_file() or path.suffix == ".pyc" or SKIP_NAMES & set(rel.parts[1:]):
+                continue
+            if rel.parts[:2] == ("tests", "selftest"):   # the grader's own tests: not needed to grade
+                continue
+            picked.append((rel.as_posix(), path))
+    return picked
+
+
+def bundle(options: list[str], memory_mb: int) -> list[tuple[str, bytes, int]]:
+    """(archive path, content, mode) for every file of the autograder."""
+    text = " ".join(shlex.quote(o) for o in options)
+    readme = README.replace("__OPTIONS__", text).replace("__MEMORY__", f"{memory_mb:,}")
+    readme = readme.replace("__CONTAINER__", f"{max(CONTAINER_MB, memory_mb + 512):,}")
+    files = [("setup.sh", SETUP_SH.replace("__OPTIONS__", text).encode(), 0o755),
+             ("run_autograder", RUN_AUTOGRADER.replace("__OPTIONS__", text).encode(), 0o755),
+             ("README.txt", readme.encode(), 0o644)]
+    for rel, path in source_files():
+        files.append((f"{SOURCE_DIR}/{rel}", path.read_bytes(), 0o644))
+    return files
+
+
+def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
+    """Write the autograder into the folder ``dest``, or into the zip ``dest`` (files at its root)."""
+    dest = Path(dest).expanduser()
+    files = bundle(options, memory_mb)
+    if dest.suffix.lower() == ".zip":
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, data, mode in files:
+                info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+                info.external_attr = (0o100000 | mode) << 16
+                info.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(info, data)
+        from kata.files import atomic_write
+
+        atomic_write(dest, buffer.getvalue())
+        return dest
+    for name, data, mode in files:
+        path = dest / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+    return dest
