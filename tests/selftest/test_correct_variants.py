@@ -7,6 +7,8 @@ passes every check; so does the book's own code wherever the book is right
 model cells with the shape checks between them, its training loop once it sums
 Python floats). The book's wrong parts fail, each with its true reason:
 
+- variants/styled: a second independent implementation, in yet another style
+  (the grader's tests use it as an ordinary learner's correct submission);
 - variants/seed: the learner's note, `is_correct.sum()` and a live plot inside
   `train`: CPU tensors in the histories on the CPU, the seed's crash on an
   accelerator (with the line of the note's code);
@@ -137,6 +139,13 @@ def assert_verdict(outcomes: Outcomes, expected: dict[str, str], what: str):
 def test_an_independent_implementation_of_the_contract_passes_every_check(pytester):
     outcomes = run_checks(pytester, VARIANTS / "independent")
     assert_verdict(outcomes, {}, "an implementation written from CONTRACT.md alone must pass every check")
+
+
+def test_another_independent_implementation_in_another_style_passes_every_check(pytester):
+    # variants/styled: an OrderedDict CNN, a NamedTuple history, singledispatch, math.fsum, a dataclass
+    # live plot (the grader's tests also hold it: never flagged, 100 points).
+    outcomes = run_checks(pytester, VARIANTS / "styled")
+    assert_verdict(outcomes, {}, "a second implementation of the contract, in another style, must pass every check")
 
 
 def test_the_books_data_model_and_training_cells_pass_where_the_book_is_right(pytester):

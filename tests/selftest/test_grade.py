@@ -21,8 +21,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from test_grade_independent import INDEPENDENT
-from test_grade_samples import attack, sources, write
+from test_grade_samples import INDEPENDENT, attack, sources, write
 
 from kata import curriculum
 from kata.checks.mutants import mutated

@@ -22,9 +22,9 @@ from pathlib import Path
 
 import pytest
 from test_grade import kata
-from test_grade_independent import INDEPENDENT
 from test_grade_samples import (
     ANSWER_ATTACKS,
+    INDEPENDENT,
     SANDBOX_ATTACKS,
     VERDICT_ATTACKS,
     attack,

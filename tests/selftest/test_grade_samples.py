@@ -3,7 +3,10 @@
 No checks here (pytest collects none): test_grade.py, test_grade_attacks.py and
 test_grade_vetting.py take their attacks from this one place.
 
-* (test_grade_independent.py holds an independent correct implementation.)
+* :data:`INDEPENDENT`: an independent correct implementation of the six
+  exercises, in another style than the reference solutions (its files are
+  tests/selftest/variants/styled/, which test_correct_variants.py runs the
+  checks on): what an ordinary learner may write, never flagged, scoring 100.
 * :data:`ATTACKS`: code a student might add to get marks without the work, or
   to reach past the sandbox; each is put in front of (or after) a module's
   source. ``{name}`` is the module's name, ``{marker}`` a unique string the test
@@ -19,6 +22,9 @@ from pathlib import Path
 from kata import curriculum
 from kata.checks.mutants import mutated
 from kata.project import locate
+
+STYLED = Path(__file__).with_name("variants") / "styled"
+INDEPENDENT = {path.stem: path.read_text() for path in sorted(STYLED.glob("*.py"))}
 
 # --- attacks: each a snippet put into a module ----------------------------------------------
 

@@ -5,8 +5,7 @@ follows from a finding are in test_grade.py and test_grade_attacks.py.
 """
 
 import pytest
-from test_grade_independent import INDEPENDENT
-from test_grade_samples import ATTACKS, attack
+from test_grade_samples import ATTACKS, INDEPENDENT, attack
 
 from kata import curriculum
 from kata.grading.vetting import vet_source
