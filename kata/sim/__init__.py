@@ -11,7 +11,7 @@ API (``from kata import sim``)::
     support() -> (ok: bool, reason: str)
                                        # whether this torch and process can have the device;
                                        # reason is one line ("the simulated accelerator supports
-                                       # torch 2.13 and 2.14; this is torch 2.10.0")
+                                       # torch 2.11 to 2.14; this is torch 2.10.0")
     install() -> torch.device          # idempotent; torch.device("simgpu:0"); RuntimeError
                                        # with support()'s reason where it can't
     active() -> ContextManager[torch.device]
@@ -81,11 +81,11 @@ Overhead: about 15 us of Python per op (about 140 ops per training step of the
 book's CNN), within a few per cent of the CPU's time for that step.
 
 Which torch: the simulator uses a few PyTorch internals (all in
-``kata/sim/_compat.py``, with the table of torch versions).  It runs on torch 2.13
-and 2.14 (its self-tests pass on both); elsewhere :func:`support` says so in one
+``kata/sim/_compat.py``, with the table of torch versions).  It runs on torch 2.11
+to 2.14 (its self-tests pass on each); elsewhere :func:`support` says so in one
 line and :func:`install` raises RuntimeError with that line, and the rest of the
-kata runs as usual (the checks marked ``cuda`` skip, or use a real GPU).  2.11 and
-2.12 are expected to work but untested: ``KATA_SIM_UNTESTED=1`` tries them.
+kata runs as usual (the checks marked ``cuda`` skip, or use a real GPU).  A newer
+torch may work: ``KATA_SIM_UNTESTED=1`` tries it.
 
 Opting in, and what it changes for the process: nothing happens on import.
 :func:`install` renames the PrivateUse1 backend (once per process; it fails with

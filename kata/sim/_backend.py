@@ -76,7 +76,7 @@ class DeviceModule(types.ModuleType):
 def support(version: str | None = None) -> tuple[bool, str]:
     """Whether the simulated accelerator can run in this process: ``(True, why)``, or
     ``(False, reason)`` with a one-line reason such as "the simulated accelerator
-    supports torch 2.13 and 2.14; this is torch 2.10.0".
+    supports torch 2.11 to 2.14; this is torch 2.10.0".
 
     With a `version` string, says whether that torch version is supported (from the
     table in :mod:`kata.sim._compat` alone).  Without, it checks this torch: its

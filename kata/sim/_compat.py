@@ -12,22 +12,18 @@ also calls the two public functions above); torch calls it experimental.
 
 Which versions (:data:`TORCH_VERSIONS`), and why those:
 
-- 2.13 and 2.14 are *verified*: the simulator's self-tests
-  (``tests/selftest/test_simulator.py``) pass on torch 2.13.0+cpu and 2.14.1.
-  Every internal in :data:`INTERNALS` is the same on both (their
-  ``backend_registration.py`` differ only in a typo of an error message; the
-  copied error words are the same in both builds).
-- 2.11 and 2.12 are *untested*: as far as can be seen from outside (torch's
-  issue tracker cites ``torch/csrc/acc/Module.cpp``, ``_setup_privateuseone_for_python_backend``
-  and the autograd assert about ``device_ready_queues_`` at v2.11.0), they have
-  everything listed here, but the simulator was never run on them, and details
-  such as the text ``_tensor_str._str`` prints or which ops ``Module.to`` swaps
-  in place could differ.  :func:`version_support` refuses them, with a line that
-  says so; setting ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
-  that has every internal listed (how to verify one: run the self-tests with it
-  set, then add the version here as verified).
-- Anything else is refused: before 2.11 the Python-backend hooks don't exist
-  (``torch._C._acc``), and a later torch is unknown.
+- 2.11 to 2.14 are *verified*: the simulator's self-tests
+  (``tests/selftest/test_simulator.py``), the checks with their cuda-marked ones
+  on the simulator, the known-wrong and correct-variant self-tests and
+  ``kata train --device sim`` pass on each.  CI runs them on 2.14.1 and
+  2.13.0+cpu on every change; 2.11.0 and 2.12.1 were run by hand (their CUDA
+  builds, on a machine without a GPU) on 2026-11-30.  Every internal in
+  :data:`INTERNALS` is the same on all four.
+- Anything else is refused, with one line that says which versions run: before
+  2.11 the Python-backend hooks don't exist (``torch._C._acc``), and a later
+  torch is unknown.  ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
+  that has every internal listed; to verify a new one, run the self-tests with
+  it set, then add the version here.
 
 Not listed as internals: the ATen operators the dispatcher hands a
 ``__torch_dispatch__`` subclass, some of them underscore-named (``aten._to_copy``,
@@ -51,14 +47,12 @@ __all__ = ["DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING
            "tensor_repr", "version_support"]
 
 # major.minor: (status, what was checked and how the version differs). "verified": the
-# self-tests pass on it; "untested": expected to work, never run (refused unless
-# KATA_SIM_UNTESTED=1).
+# self-tests pass on it; any other version is refused unless KATA_SIM_UNTESTED=1.
 TORCH_VERSIONS: dict[str, tuple[str, str]] = {
-    "2.14": ("verified", "tested on 2.14.1+cu130 (on a CPU); every internal in INTERNALS"),
-    "2.13": ("verified", "tested on 2.13.0+cpu; the same internals as 2.14, nothing differs"),
-    "2.12": ("untested", "expected the same as 2.13; never run"),
-    "2.11": ("untested", "the Python-backend helper, torch._C._acc and the autograd assert exist at "
-                         "v2.11.0 (as torch's issue tracker cites them); never run"),
+    "2.14": ("verified", "2.14.1+cu130 (on a CPU), in CI; every internal in INTERNALS"),
+    "2.13": ("verified", "2.13.0+cpu, in CI; the same internals as 2.14, nothing differs"),
+    "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
+    "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
 }
 VERIFIED = tuple(sorted((v for v, (status, _) in TORCH_VERSIONS.items() if status == "verified"),
                         key=lambda v: tuple(map(int, v.split(".")))))
@@ -92,6 +86,17 @@ def _major_minor(version: str) -> str:
     return f"{match[1]}.{match[2]}" if match else version
 
 
+def _as_tuple(major_minor: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in major_minor.split(".") if part.isdigit())
+
+
+def _supported() -> str:
+    """The verified versions in words: "2.11 to 2.14" (or "2.13 and 2.14" for two)."""
+    if len(VERIFIED) > 2:
+        return f"{VERIFIED[0]} to {VERIFIED[-1]}"
+    return " and ".join(VERIFIED)
+
+
 def _resolve(path: str):
     """The object a dotted name of INTERNALS names (AttributeError if this torch lacks it)."""
     obj = torch
@@ -115,7 +120,7 @@ def version_support(version: str | None = None) -> tuple[bool, str]:
     """Whether the simulator runs on torch `version` (default: this torch), and why not.
 
     Returns ``(True, "torch 2.14.1: verified")`` or ``(False, reason)``, the reason one
-    line such as "the simulated accelerator supports torch 2.13 and 2.14; this is torch
+    line such as "the simulated accelerator supports torch 2.11 to 2.14; this is torch
     2.10.0".  For this torch it also checks that every name in :data:`INTERNALS` exists;
     for another version string it answers from :data:`TORCH_VERSIONS` alone.
     """
@@ -124,10 +129,9 @@ def version_support(version: str | None = None) -> tuple[bool, str]:
     status = TORCH_VERSIONS.get(_major_minor(version), ("unknown", ""))[0]
     tried = os.environ.get(UNTESTED_ENV, "") not in ("", "0")
     if status != "verified" and not tried:
-        hint = (f" (expected to work but untested: {UNTESTED_ENV}=1 tries it)" if status == "untested"
-                else "")
-        return False, (f"the simulated accelerator supports torch {' and '.join(VERIFIED)}; "
-                       f"this is torch {version}{hint}")
+        newer = _as_tuple(_major_minor(version)) > _as_tuple(VERIFIED[-1])
+        hint = f" (a newer torch may work: {UNTESTED_ENV}=1 tries it)" if newer else ""
+        return False, f"the simulated accelerator supports torch {_supported()}; this is torch {version}{hint}"
     if this_torch:
         missing = missing_internals()
         if missing:
