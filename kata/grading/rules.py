@@ -16,8 +16,8 @@ it in words.
 from __future__ import annotations
 
 __all__ = ["ALLOWED_MODULES", "CHECKED_BUILTINS", "DENIED_ATTRIBUTES", "DENIED_ATTRIBUTE_PREFIXES", "DENIED_BUILTINS",
-           "DENIED_PATHS", "DUNDER_DEFINES", "DUNDER_NAMES", "DUNDER_READS", "KATA_ALLOWED", "NAMEDTUPLE_API",
-           "SHOWN_MODULES", "SYSTEM_MODULES"]
+           "DENIED_PATHS", "DUNDER_DEFINES", "DUNDER_NAMES", "DUNDER_READS", "FILE_ATTRIBUTES", "FILE_PATHS",
+           "KATA_ALLOWED", "NAMEDTUPLE_API", "SHOWN_MODULES", "SYSTEM_MODULES"]
 
 # Modules a solution may import (with their public submodules, minus DENIED_PATHS).
 ALLOWED_MODULES = frozenset({
@@ -38,6 +38,15 @@ DENIED_PATHS = (
     "numpy.memmap", "matplotlib.testing", "typing.get_type_hints", "dataclasses.make_dataclass",
     "operator.attrgetter", "operator.methodcaller", "functools.update_wrapper", "functools.wraps",
 )
+# Dotted paths (and everything under them) and attribute names (on any object) that read or
+# list files: the exercises get their data from their arguments and kata.celeba.
+FILE_PATHS = (
+    "numpy.fromfile", "numpy.loadtxt", "numpy.genfromtxt", "numpy.fromregex", "torch.from_file",
+    "matplotlib.image.imread", "matplotlib.pyplot.imread", "matplotlib.rc_file", "PIL.Image.open",
+    "torchvision.datasets.folder", "torchvision.datasets.ImageFolder", "torchvision.datasets.DatasetFolder",
+    "torchvision.datasets.utils",
+)
+FILE_ATTRIBUTES = frozenset({"fromfile", "loadtxt", "genfromtxt", "fromregex", "from_file", "imread", "rc_file"})
 # Attribute names refused on any object: modules that reach the system or the interpreter's
 # insides (a library imported them: `torch.os`), frames and code, global hooks.
 SYSTEM_MODULES = frozenset({

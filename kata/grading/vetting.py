@@ -55,6 +55,8 @@ from kata.grading.rules import (
     DUNDER_DEFINES,
     DUNDER_NAMES,
     DUNDER_READS,
+    FILE_ATTRIBUTES,
+    FILE_PATHS,
     KATA_ALLOWED,
     NAMEDTUPLE_API,
     SHOWN_MODULES,
@@ -64,12 +66,14 @@ from kata.grading.rules import (
 __all__ = ["Finding", "vet_folder", "vet_source"]
 
 _DUNDER = re.compile(r"^__\w+__$")
+_FORMAT_FIELD_DUNDER = re.compile(r"\{[^{}]*?(__\w+?__)[^{}]*\}")   # "{0.__globals__}".format(f)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
            ast.DictComp, ast.GeneratorExp)
 
 INSIDES = "the interpreter's insides: an ordinary solution doesn't need them"
 LIBRARY_CHANGE = "changes a library's object, which the checks use too"
 LOADS_CODE = "this part of the library loads or runs code, or changes it for everyone"
+READS_FILES = "reads files: the exercises get their data from their arguments and kata.celeba"
 
 
 @dataclass(frozen=True)
@@ -116,6 +120,10 @@ def _root(node: ast.AST) -> ast.AST:
 
 def _denied_path(path: str) -> bool:
     return any(path == d or path.startswith(d + ".") for d in DENIED_PATHS)
+
+
+def _reads_files(path: str) -> bool:
+    return any(path == d or path.startswith(d + ".") for d in FILE_PATHS)
 
 
 def _denied_attribute(name: str) -> bool:
@@ -328,6 +336,8 @@ class _Vetter(ast.NodeVisitor):
             self.flag(node, construct, "a private module of a library")
         elif _denied_path(path) or any(_denied_attribute(p) for p in path.split(".")[1:]):
             self.flag(node, construct, LOADS_CODE)
+        elif _reads_files(path):
+            self.flag(node, construct, READS_FILES)
 
     def visit_Import(self, node: ast.Import) -> None:
         for alias in node.names:
@@ -356,6 +366,8 @@ class _Vetter(ast.NodeVisitor):
                 self.flag(node, construct, f"`{alias.name}` is private to the library")
             elif _denied_path(path) or _denied_attribute(alias.name):
                 self.flag(node, construct, f"`{alias.name}`: {LOADS_CODE}, or reaches the system")
+            elif _reads_files(path) or alias.name in FILE_ATTRIBUTES:
+                self.flag(node, construct, f"`{alias.name}` {READS_FILES}")
 
     # --- names, attributes and calls ----------------------------------------------------
 
@@ -395,6 +407,8 @@ class _Vetter(ast.NodeVisitor):
             self.flag(node, path or f".{attr}", "reaches the system, the interpreter's insides or a global hook")
         elif path and _denied_path(path):
             self.flag(node, path, LOADS_CODE)
+        elif attr in FILE_ATTRIBUTES or (path and _reads_files(path)):
+            self.flag(node, path or f".{attr}", READS_FILES)
         if store:
             root = _root(node.value)
             if not isinstance(root, ast.Name) or self.library(root.id):
@@ -437,6 +451,11 @@ class _Vetter(ast.NodeVisitor):
         if isinstance(text, str) and _DUNDER.match(text) and text != "__main__":
             if text not in DUNDER_READS | DUNDER_NAMES | DUNDER_DEFINES:
                 self.flag(node, repr(text), "names the interpreter's insides in a string")
+        elif isinstance(text, str):
+            for field in _FORMAT_FIELD_DUNDER.finditer(text):
+                if field[1] not in DUNDER_READS | DUNDER_NAMES:
+                    self.flag(node, repr(field[0]), "a format field that reaches the interpreter's insides")
+                    break
 
     # --- definitions ----------------------------------------------------------------------
 
