@@ -37,8 +37,9 @@ def get_smile(attr):
     - `attr` is the tensor of 40 zeros and ones that CelebA gives for one image
       with `target_type='attr'`, in the order of the attribute list.
     - The result is the entry of `attr` for the Smiling attribute (the index
-      `SMILING` names), as a 0-d tensor: not a Python number, so the
-      DataLoader can batch the labels into one tensor.
+      `SMILING` names), as the book's target transform gives it: a 0-d tensor,
+      not converted to a Python number (the DataLoader batches either kind
+      into one label tensor; the kata holds you to the book's).
 
     Concept: a `target_transform` turns each image's raw target into the label
     the model learns: here, "is this person smiling?".
@@ -58,7 +59,9 @@ def train_transform():
     4. the conversion to a float tensor of shape (3, 64, 64) with values in
        [0, 1].
     Under the same `torch.manual_seed`, it must give exactly what the book's
-    transform gives.
+    transform gives (to float precision). torchvision's `transforms.v2` is
+    welcome too; it draws its random numbers in another order, so there each
+    result must be one of the book's crops and flips.
 
     Concept: augmentation. Training images are randomised, so the model sees a
     slightly different picture of each face every epoch.

@@ -36,6 +36,21 @@ _CPU = torch.device("cpu")
 
 # --------------------------------------------------------------------------- the tensor
 
+_TENSOR_DATA = torch.Tensor.data  # the C++ getter and setter of Tensor.data
+
+
+class _outside_inference_mode:
+    """A method that exists only outside ``torch.inference_mode()`` (``hasattr`` is False inside)."""
+
+    def __init__(self, method):
+        self.method = method
+
+    def __get__(self, obj, cls=None):
+        if obj is not None and torch.is_inference_mode_enabled():
+            raise AttributeError(self.method.__name__)
+        return self.method.__get__(obj, cls)
+
+
 class SimTensor(torch.Tensor):
     """A tensor on ``simgpu:0``: a wrapper with no storage around a CPU tensor."""
 
@@ -55,13 +70,31 @@ class SimTensor(torch.Tensor):
     def __torch_dispatch__(cls, func, types, args=(), kwargs=None):
         return run(func, args, kwargs or {})
 
-    # A traceable wrapper subclass: lets Module.to swap parameters in place.
+    # A traceable wrapper subclass: lets Module.to swap parameters in place, keeping
+    # each Parameter object, as CUDA's `param.data = moved` does.  Not in inference
+    # mode, where torch.utils.swap_tensors fails on a parameter that has been through
+    # backward; Module.to then takes the `param.data = moved` path (the setter below).
+    @_outside_inference_mode
     def __tensor_flatten__(self):
         return ["_cpu"], None
 
     @staticmethod
     def __tensor_unflatten__(inner_tensors, meta, outer_size, outer_stride):
         return SimTensor(inner_tensors["_cpu"])
+
+    # `x.data = y` replaces what x holds, keeping the object (Module.to, hand-written
+    # updates).  PyTorch copies the tensor's metadata; the data behind it is ours to move.
+    @property
+    def data(self):
+        return _TENSOR_DATA.__get__(self)
+
+    @data.setter
+    def data(self, new):
+        if not isinstance(new, SimTensor):
+            raise RuntimeError(f"{NAME}: `x.data = y` with x on {DEVICE} and y on {new.device} is not "
+                               f"simulated: move y first (y.to(x.device)), or assign x = y")
+        _TENSOR_DATA.__set__(self, new)
+        self._cpu = new._cpu
 
     # Host transfers whose kind the dispatcher can't tell apart ------------------
 
@@ -117,6 +150,8 @@ def restore(cpu: torch.Tensor, requires_grad: bool) -> SimTensor:
 # tensors for indexing a device tensor.
 _ANY_DEVICE = {_aten.copy_.default, _aten._copy_from.default,
                _aten._copy_from_and_resize.default, _aten._to_copy.default}
+# Asked through the Python key only in inference mode (Module.to asks it of each parameter).
+_SHALLOW_COPY_TYPE = _aten._has_compatible_shallow_copy_type.default
 _INDEX_OPS = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default,
               _aten._index_put_impl_.default}
 _COPIES_TO_HOST = {_aten.copy_.default, _aten._copy_from.default,
@@ -149,6 +184,8 @@ def _dropout(x, p, train):
 
 def run(func, args, kwargs):
     """Run `func` on the CPU tensors behind any SimTensor arguments, and wrap results."""
+    if func is _SHALLOW_COPY_TYPE:  # what it answers outside inference mode
+        return isinstance(args[0], SimTensor) == isinstance(args[1], SimTensor)
     any_device = func in _ANY_DEVICE
     if func in _INDEX_OPS and not isinstance(args[0], SimTensor):
         raise RuntimeError(INDEX_DEVICE_ERROR.format(args[0].device))
@@ -235,6 +272,12 @@ def _wrap(out, known, to_host):
         return same
     if to_host:
         return out
+    if out.is_inference() != torch.is_inference_mode_enabled():
+        # An inference tensor is one *allocated* in inference mode: a view of a normal
+        # tensor made there (detach, view) is a normal tensor, as on CUDA, and a view of
+        # an inference tensor made outside it is an inference tensor.
+        with torch.inference_mode(out.is_inference()):
+            return SimTensor(out)
     return SimTensor(out)
 
 

@@ -9,6 +9,10 @@ Python floats). The book's wrong parts fail, each with its true reason:
 
 - variants/styled: a second independent implementation, in yet another style
   (the grader's tests use it as an ordinary learner's correct submission);
+- variants/modern: a third, in today's idioms: torchvision.transforms.v2
+  (another order of random draws, pixels equal to float precision), an
+  evaluate under @torch.inference_mode() that moves the model there, a
+  pyplot figure of float() entries, a loop-built CNN;
 - variants/seed: the learner's note, `is_correct.sum()` and a live plot inside
   `train`: CPU tensors in the histories on the CPU, the seed's crash on an
   accelerator (with the line of the note's code);
@@ -146,6 +150,13 @@ def test_another_independent_implementation_in_another_style_passes_every_check(
     # live plot (the grader's tests also hold it: never flagged, 100 points).
     outcomes = run_checks(pytester, VARIANTS / "styled")
     assert_verdict(outcomes, {}, "a second implementation of the contract, in another style, must pass every check")
+
+
+def test_a_third_implementation_in_todays_idioms_passes_every_check(pytester):
+    # variants/modern: transforms.v2, torch.inference_mode, plt.subplots, a CNN built in a loop.
+    outcomes = run_checks(pytester, VARIANTS / "modern")
+    assert_verdict(outcomes, {}, "an implementation in today's idioms (transforms.v2, inference_mode) "
+                                 "must pass every check")
 
 
 def test_the_books_data_model_and_training_cells_pass_where_the_book_is_right(pytester):

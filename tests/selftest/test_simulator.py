@@ -358,6 +358,38 @@ def test_module_to_moves_parameters_in_place(dev):
                for a, b in zip(on_cpu.parameters(), model.parameters(), strict=True))
 
 
+def test_inference_mode_makes_inference_tensors_as_a_gpu_does_and_module_to_works_inside(dev):
+    # Allocated in inference mode: an inference tensor; a view of a normal tensor made
+    # there (detach, view): a normal tensor, as on the CPU and CUDA.
+    cpu, sim = torch.ones(3), torch.ones(3, device=dev)
+    with torch.inference_mode():
+        made = [(cpu + 1, sim + 1), (cpu.detach(), sim.detach()), (cpu.view(3), sim.view(3))]
+    assert [(c.is_inference(), s.is_inference()) for c, s in made] == [(True, True), (False, False), (False, False)]
+    # An evaluate under @torch.inference_mode() that calls model.to(device), after training.
+    model = tiny_model().to(dev)
+    weight = model[0].weight
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.1)
+    model(torch.rand(2, 3, 8, 8, device=dev)).sum().backward()
+    optimizer.step()
+    with torch.inference_mode():
+        model.to(dev)
+        model(torch.rand(2, 3, 8, 8, device=dev))
+    assert model[0].weight is weight  # the optimizer still holds the model's parameters
+    before = weight.detach().clone()
+    optimizer.zero_grad()
+    model(torch.rand(2, 3, 8, 8, device=dev)).sum().backward()
+    optimizer.step()
+    assert not torch.equal(weight.detach(), before)
+
+
+def test_assigning_data_replaces_what_a_device_tensor_holds(dev):
+    x = torch.zeros(3, device=dev)
+    x.data = torch.arange(4, dtype=torch.float64, device=dev)
+    assert x.cpu().tolist() == [0.0, 1.0, 2.0, 3.0] and x.dtype == torch.float64 and x.device == dev
+    with pytest.raises(RuntimeError, match="move y first"):
+        x.data = torch.ones(2)
+
+
 def test_solutions_train_evaluate_and_train_epoch_give_the_cpus_numbers(dev, solutions):
     training, sync = solutions.load("training"), solutions.load("sync")
     histories, evaluations, epochs, counts = {}, {}, {}, {}
