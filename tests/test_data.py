@@ -154,7 +154,7 @@ def test_get_smile_returns_the_smiling_attribute(data, attr):
         pytest.fail(f"get_smile reads {WRONG_ATTRIBUTE}\n  it reads attribute "
                     f"{', '.join(named(i) for i in read) or 'none'}: return attr[31]", pytrace=False)
     if not isinstance(label, torch.Tensor):
-        pytest.fail("get_smile must return attr[31] as it is, the 0-d tensor the book's target transform gives "
+        pytest.fail("get_smile must return attr[31] as it is, a 0-d tensor, as the book's target transform gives it "
                     "(the DataLoader would batch Python numbers too, but the kata holds you to the book's label): "
                     f"index the tensor, don't convert it\n  get_smile(attr) returned "
                     f"{describe(label)}", pytrace=False)

@@ -33,8 +33,13 @@ def describe(value) -> str:
         return f"a NumPy {type(value).__name__} ({value!r})"
     if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
         inner = ", ".join(describe(v) if isinstance(v, torch.Tensor) else repr(v) for v in value[:4])
-        return f"a {type(value).__name__} of {len(value)} ({inner}{', ...' if len(value) > 4 else ''})"
-    return f"a {type(value).__name__} ({value!r})"
+        return f"{_a(type(value).__name__)} of {len(value)} ({inner}{', ...' if len(value) > 4 else ''})"
+    return f"{_a(type(value).__name__)} ({value!r})"
+
+
+def _a(name: str) -> str:
+    """'an int', 'an OrderedDict', 'a list'."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 # --- what a history may hold --------------------------------------------------

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 __all__ = ["ALLOWED_MODULES", "CHECKED_BUILTINS", "DENIED_ATTRIBUTES", "DENIED_ATTRIBUTE_PREFIXES", "DENIED_BUILTINS",
            "DENIED_PATHS", "DUNDER_DEFINES", "DUNDER_NAMES", "DUNDER_READS", "FILE_ATTRIBUTES", "FILE_PATHS",
-           "KATA_ALLOWED", "NAMEDTUPLE_API", "SHOWN_MODULES", "SYSTEM_MODULES"]
+           "KATA_ALLOWED", "NAMEDTUPLE_API", "SHOWN_MODULES", "SYSTEM_MODULES", "denied_attribute", "denied_path",
+           "reads_files"]
 
 # Modules a solution may import (with their public submodules, minus DENIED_PATHS).
 ALLOWED_MODULES = frozenset({
@@ -84,3 +85,18 @@ DENIED_BUILTINS = frozenset({"open", "exec", "eval", "compile", "__import__", "g
                              "__spec__", "__file__", "__cached__", "memoryview"})
 # Builtins allowed only as a direct call, with their arguments checked.
 CHECKED_BUILTINS = frozenset({"getattr", "setattr", "delattr", "type"})
+
+
+def denied_path(path: str) -> bool:
+    """Whether a dotted path (``torch.hub.load``) is in, or under, :data:`DENIED_PATHS`."""
+    return any(path == d or path.startswith(d + ".") for d in DENIED_PATHS)
+
+
+def reads_files(path: str) -> bool:
+    """Whether a dotted path is in, or under, :data:`FILE_PATHS`."""
+    return any(path == d or path.startswith(d + ".") for d in FILE_PATHS)
+
+
+def denied_attribute(name: str) -> bool:
+    """Whether an attribute name is refused on any object."""
+    return name in DENIED_ATTRIBUTES or name.startswith(DENIED_ATTRIBUTE_PREFIXES)

@@ -48,20 +48,19 @@ from pathlib import Path
 from kata.grading.rules import (
     ALLOWED_MODULES,
     CHECKED_BUILTINS,
-    DENIED_ATTRIBUTE_PREFIXES,
-    DENIED_ATTRIBUTES,
     DENIED_BUILTINS,
-    DENIED_PATHS,
     DUNDER_DEFINES,
     DUNDER_NAMES,
     DUNDER_READS,
     FILE_ATTRIBUTES,
-    FILE_PATHS,
     KATA_ALLOWED,
     NAMEDTUPLE_API,
     SHOWN_MODULES,
     SYSTEM_MODULES,
 )
+from kata.grading.rules import denied_attribute as _denied_attribute
+from kata.grading.rules import denied_path as _denied_path
+from kata.grading.rules import reads_files as _reads_files
 
 __all__ = ["Finding", "vet_folder", "vet_source"]
 
@@ -116,18 +115,6 @@ def _root(node: ast.AST) -> ast.AST:
     while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call, ast.Starred)):
         node = node.func if isinstance(node, ast.Call) else node.value
     return node
-
-
-def _denied_path(path: str) -> bool:
-    return any(path == d or path.startswith(d + ".") for d in DENIED_PATHS)
-
-
-def _reads_files(path: str) -> bool:
-    return any(path == d or path.startswith(d + ".") for d in FILE_PATHS)
-
-
-def _denied_attribute(name: str) -> bool:
-    return name in DENIED_ATTRIBUTES or name.startswith(DENIED_ATTRIBUTE_PREFIXES)
 
 
 @cache
