@@ -111,13 +111,17 @@ def _take_from_folder(source: Path, dest: Path) -> tuple[list[str], list[str]]:
             problems.append(f"{name}.py could not be read ({err.strerror})")
             continue
         with os.fdopen(fd, "rb") as f:
-            data = f.read(MODULE_LIMIT + 1)
-        if len(data) > MODULE_LIMIT:
-            problems.append(_too_large(name))
-            continue
-        (dest / f"{name}.py").write_bytes(data)
-        found.append(name)
+            _keep(name, f.read(MODULE_LIMIT + 1), dest, found, problems)
     return found, problems
+
+
+def _keep(name: str, data: bytes, dest: Path, found: list[str], problems: list[str]) -> None:
+    """Write a module read with one byte beyond the limit into `dest`, or say it is too large."""
+    if len(data) > MODULE_LIMIT:
+        problems.append(_too_large(name))
+        return
+    (dest / f"{name}.py").write_bytes(data)
+    found.append(name)
 
 
 def _take_from_zip(source: Path, dest: Path) -> tuple[list[str], list[str]]:
@@ -160,9 +164,5 @@ def _take_from_zip(source: Path, dest: Path) -> tuple[list[str], list[str]]:
             except (RuntimeError, zipfile.BadZipFile, OSError, NotImplementedError) as err:
                 problems.append(f"{name}.py could not be read from the zip ({err})")
                 continue
-            if len(data) > MODULE_LIMIT:
-                problems.append(_too_large(name))
-                continue
-            (dest / f"{name}.py").write_bytes(data)
-            found.append(name)
+            _keep(name, data, dest, found, problems)
         return found, problems

@@ -18,7 +18,7 @@ from __future__ import annotations
 __all__ = ["ALLOWED_MODULES", "CHECKED_BUILTINS", "DENIED_ATTRIBUTES", "DENIED_ATTRIBUTE_PREFIXES", "DENIED_BUILTINS",
            "DENIED_PATHS", "DUNDER_DEFINES", "DUNDER_NAMES", "DUNDER_READS", "FILE_ATTRIBUTES", "FILE_PATHS",
            "KATA_ALLOWED", "NAMEDTUPLE_API", "SHOWN_MODULES", "SYSTEM_MODULES", "denied_attribute", "denied_path",
-           "reads_files"]
+           "reads_files", "under"]
 
 # Modules a solution may import (with their public submodules, minus DENIED_PATHS).
 ALLOWED_MODULES = frozenset({
@@ -87,14 +87,19 @@ DENIED_BUILTINS = frozenset({"open", "exec", "eval", "compile", "__import__", "g
 CHECKED_BUILTINS = frozenset({"getattr", "setattr", "delattr", "type"})
 
 
+def under(path: str, roots) -> bool:
+    """Whether a dotted path is one of `roots` or inside one (``torch.hub.load`` is under ``torch.hub``)."""
+    return any(path == root or path.startswith(root + ".") for root in roots)
+
+
 def denied_path(path: str) -> bool:
     """Whether a dotted path (``torch.hub.load``) is in, or under, :data:`DENIED_PATHS`."""
-    return any(path == d or path.startswith(d + ".") for d in DENIED_PATHS)
+    return under(path, DENIED_PATHS)
 
 
 def reads_files(path: str) -> bool:
     """Whether a dotted path is in, or under, :data:`FILE_PATHS`."""
-    return any(path == d or path.startswith(d + ".") for d in FILE_PATHS)
+    return under(path, FILE_PATHS)
 
 
 def denied_attribute(name: str) -> bool:

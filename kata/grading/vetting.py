@@ -61,6 +61,7 @@ from kata.grading.rules import (
 from kata.grading.rules import denied_attribute as _denied_attribute
 from kata.grading.rules import denied_path as _denied_path
 from kata.grading.rules import reads_files as _reads_files
+from kata.grading.rules import under as _under
 
 __all__ = ["Finding", "vet_folder", "vet_source"]
 
@@ -314,7 +315,7 @@ class _Vetter(ast.NodeVisitor):
     def check_module(self, node: ast.AST, path: str, construct: str) -> None:
         top = path.split(".")[0]
         if top == "kata":
-            if not any(path == k or path.startswith(k + ".") for k in KATA_ALLOWED):
+            if not _under(path, KATA_ALLOWED):
                 self.flag(node, construct, "only kata.celeba of the kata is for the exercises; the rest holds "
                                            "the checks and what they compare with")
         elif top not in ALLOWED_MODULES:
