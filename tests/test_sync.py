@@ -64,6 +64,7 @@ def book_result(epochs=1):
     return model, book_epoch(model, train_dl, optimizer)
 
 
+@pytest.mark.audit("numbers")
 def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
     model, train_dl, _, _ = tiny_setup()
     loss, accuracy = epoch_with(sync, model, train_dl)
@@ -77,6 +78,7 @@ def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
         f"is {accuracy}, the book's loop gives {want_acc}")
 
 
+@pytest.mark.audit("weights", observed="the mode and gradients of each forward pass, and the batches' moves")
 def test_train_epoch_trains_the_model_as_the_book_does(sync):
     model, train_dl, _, log = tiny_setup()
     epoch_with(sync, model, train_dl)
@@ -91,6 +93,7 @@ def test_train_epoch_trains_the_model_as_the_book_does(sync):
         "(x = x.to(device))")
 
 
+@pytest.mark.audit("types", observed="which mode the forward passes ran in")
 def test_train_epoch_runs_in_train_mode_even_after_validation(sync):
     model, train_dl, _, log = tiny_setup()
     model.eval()  # as validation leaves it
@@ -147,6 +150,7 @@ class SyncCounter:
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.types", observed="how many times the host waited for the device")
 def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     model, train_dl, _, _ = tiny_setup(n_train=24, batch=4)  # six batches
     model.to(accelerator)
@@ -159,6 +163,7 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.numbers", "device.weights")
 def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accelerator):
     model, train_dl, _, _ = tiny_setup()
     model.to(accelerator)
@@ -175,6 +180,7 @@ def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accel
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.placement", observed="whether each batch was moved to the accelerator")
 def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accelerator):
     model, train_dl, _, log = tiny_setup()
     model.to(accelerator)

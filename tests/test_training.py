@@ -86,12 +86,14 @@ def check_history_lists(result, epochs):
 # --- the checks ----------------------------------------------------------------
 
 
+@pytest.mark.audit("types")
 def test_histories_are_four_lists_of_python_floats(training):
     model, train_dl, valid_dl, _ = setup()
     run_train(training, model, 2, train_dl, valid_dl)
 
 
 @given(n_train=st.integers(1, 12), batch=st.integers(1, 5), epochs=st.integers(1, 3), seed=st.integers(0, 99))
+@pytest.mark.audit("types", "ranges")
 def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train, batch, epochs, seed):
     model, train_dl, valid_dl, _ = setup(n_train=n_train, n_valid=max(1, n_train // 2), batch=batch, seed=seed)
     history = run_train(training, model, epochs, train_dl, valid_dl)
@@ -106,6 +108,7 @@ def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train,
                 assert v >= 0.0, f"a binary cross-entropy is never negative\n  {name}[{i}] = {v}"
 
 
+@pytest.mark.audit("first_epoch")
 def test_loss_and_accuracy_are_means_over_samples(training):
     model, train_dl, valid_dl, _ = setup()
     got = run_train(training, model, 1, train_dl, valid_dl)
@@ -122,6 +125,7 @@ def test_loss_and_accuracy_are_means_over_samples(training):
             f"{want[i][0]:.6f}")
 
 
+@pytest.mark.audit("numbers", "weights")
 def test_training_follows_the_books_algorithm_exactly(training):
     model, train_dl, valid_dl, _ = setup()
     got = run_train(training, model, 3, train_dl, valid_dl)
@@ -148,6 +152,7 @@ def test_training_follows_the_books_algorithm_exactly(training):
                 f"validation.\n  yours: {got}\n  book:  {want}", pytrace=False)
 
 
+@pytest.mark.audit("types", observed="which mode each forward pass ran in, and whether with gradients")
 def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(training):
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 2, train_dl, valid_dl)
@@ -171,6 +176,7 @@ def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(tr
 
 
 @pytest.mark.parametrize("device", [None, "cpu"], ids=["device=None", "device=cpu"])
+@pytest.mark.audit("types", observed="whether each batch was moved before it reached the model")
 def test_every_batch_is_moved_to_the_device(training, device):
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 1, train_dl, valid_dl, device=device and torch.device(device))
@@ -183,6 +189,7 @@ def test_every_batch_is_moved_to_the_device(training, device):
                else ""))
 
 
+@pytest.mark.audit("types", observed="whether train called model.to(device)")
 def test_the_model_is_moved_to_the_given_device_in_place(training):
     model, train_dl, valid_dl, _ = setup()
     moves = []
@@ -199,6 +206,7 @@ def test_the_model_is_moved_to_the_given_device_in_place(training):
         "move the model there first (Module.to moves its parameters in place, so the caller's model goes too)")
 
 
+@pytest.mark.audit("trained")
 def test_the_callers_model_is_the_one_trained(training):
     model, train_dl, valid_dl, _ = setup()
     before = copy.deepcopy(model.state_dict())
@@ -209,6 +217,7 @@ def test_the_callers_model_is_the_one_trained(training):
         "copy.deepcopy, and `model.to(device)` moves it in place) and call optimizer.step()")
 
 
+@pytest.mark.audit("last_validation", "evaluate")
 def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
     model, train_dl, valid_dl, _ = setup()
     history = run_train(training, model, 2, train_dl, valid_dl)
@@ -226,6 +235,7 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
         f"({want_loss:.6f}, {want_acc:.4f})")
 
 
+@pytest.mark.audit("on_epoch")
 def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
     model, train_dl, valid_dl, _ = setup()
     calls = []
@@ -242,6 +252,7 @@ def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
             f"on_epoch must see the same values train returns\n  at epoch {epoch}, it saw {seen}")
 
 
+@pytest.mark.audit("evaluate", observed="evaluate's mode, gradients and batch moves")
 def test_evaluate_returns_the_books_measures_as_floats_without_training(training):
     model, _, valid_dl, log = setup()
     before = copy.deepcopy(model.state_dict())
@@ -262,6 +273,7 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
         "evaluate must run the model in eval() mode under torch.no_grad(), with each batch moved to the device")
 
 
+@pytest.mark.audit("types")
 def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
     from kata.celeba import CelebA
 
@@ -286,12 +298,14 @@ def train_on(training, accelerator, epochs=2, **kwargs):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.types")
 def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
     _, history, _ = train_on(training, accelerator)
     check_history_shape(history, 2)
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.moved", observed="whether each batch was moved to the accelerator")
 def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, accelerator):
     model, _, log = train_on(training, accelerator, epochs=1)
     devices = {p.device.type for p in model.parameters()}
@@ -303,6 +317,7 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device.numbers")
 def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerator):
     _, history, _ = train_on(training, accelerator)
     check_history_lists(history, 2)
@@ -314,6 +329,7 @@ def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerato
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device_none")
 def test_device_none_trains_where_the_model_already_is(training, accelerator):
     model, train_dl, valid_dl, log = setup()
     model.to(accelerator)
@@ -326,6 +342,7 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("evaluate.accelerator")
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     model, _, valid_dl, _ = setup()
     model.to(accelerator)

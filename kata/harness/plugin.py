@@ -166,6 +166,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{ex.name}: the checks of exercise {ex.label}")
     config.addinivalue_line("markers", "cuda: needs an accelerator (real CUDA, MPS, or the simulated one)")
     config.addinivalue_line("markers", "slow: takes more than a few seconds; runs only with --slow (CI runs them)")
+    config.addinivalue_line("markers", "audit(*facets, observed=''): what of the audit (kata/audit) a check's "
+                                       "verdict implies, and what only the running process sees (kata grade)")
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
     if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
