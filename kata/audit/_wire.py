@@ -45,7 +45,7 @@ def _tensor(x, values) -> dict:
     out = {"t": "tensor", "device": str(x.device), "dtype": str(x.dtype).removeprefix("torch."),
            "shape": list(x.shape), "grad": bool(x.requires_grad), "fn": x.grad_fn is not None}
     if values and x.device.type != "meta":
-        host = x.detach().to("cpu")
+        host = x.detach() if x.device.type == "cpu" else torch.empty(x.shape, dtype=x.dtype).copy_(x.detach())
         if host.dtype in (torch.bfloat16, torch.float16):
             host = host.float()
         raw = host.contiguous().view(-1).numpy().tobytes()

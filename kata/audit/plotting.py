@@ -182,7 +182,7 @@ def _thumbnail(data: bytes) -> list[int] | None:
         return None
     try:
         with Image.open(io.BytesIO(data)) as image:
-            return list(image.convert("L").resize((16, 8)).getdata())
+            return list(image.convert("L").resize((16, 8)).tobytes())
     except Exception:  # noqa: BLE001 - an unreadable file is the record
         return None
 
@@ -191,7 +191,7 @@ def live(mod, draw, ctx, how: str = "keyword str"):
     """A LivePlot(path) driven epoch by epoch: each figure, the first figure again at the end, each PNG."""
     import matplotlib
 
-    values = _values(draw, draw.int(2, 4))
+    values = _values(draw, 2 if how == "keyword str" else 1)
     path = Path(tempfile.mkdtemp(dir=ctx.tmp)) / "curves.png"
     lists = ([], [], [], [])
     found = {"updates": [], "pngs": []}
@@ -304,8 +304,10 @@ def _live_first(mine, _ref):
     return None if mine["first_at_end"] == mine["updates"][-1] else "a new figure at each update"
 
 
-def _live_saved(mine, _ref):
+def _live_saved(mine, ref):
     pngs = mine["pngs"]
+    if len(pngs) != len(ref["pngs"]):
+        return f"{len(pngs)} updates, the reference's {len(ref['pngs'])}"
     if any(p is None for p in pngs):
         return "no readable PNG at the path after an update"
     if any(min(p) == max(p) for p in pngs):

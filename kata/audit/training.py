@@ -8,7 +8,7 @@ untouched, on the device it was moved to, or not. Those facts are in the data.
 
 from __future__ import annotations
 
-from kata.audit import Facet, close, project, typed
+from kata.audit import Facet, close, project, tensor_values, typed
 from kata.audit._draws import loader, tiny_model
 
 __all__ = ["FACETS", "RECORDS"]
@@ -136,6 +136,20 @@ def _lists(node):
     return {"t": "list", "v": _histories(node)} if node.get("t") in ("tuple", "namedtuple", "list") else node
 
 
+def _as_float(node):
+    """An entry as the check reads it, float(v): a 0-d tensor or a NumPy scalar counts as its value."""
+    if node.get("t") == "tensor" and node.get("shape") == [] and "v" in node:
+        return {"t": "float", "v": float(tensor_values(node).reshape(-1)[0])}
+    if node.get("t") in ("numpy", "int"):
+        return {"t": "float", "v": float(node["v"])}
+    return node
+
+
+def _float_lists(node):
+    return {"t": "list", "v": [{"t": "list", "v": [_as_float(e) for e in h.get("v", [])]}
+                               for h in _histories(node)]}
+
+
 def _first(history):
     return history["v"][0] if history.get("v") else {"t": "NoneType", "v": None}
 
@@ -182,8 +196,8 @@ FACETS = {
     "weights": Facet("the caller's model ends with the book's algorithm's weights",
                      project(lambda f: f["after"], WEIGHTS), record="histories"),
     "trained": Facet("the caller's model is the one trained", _trained, record="histories"),
-    "device.numbers": Facet("trained on the accelerator: the CPU's numbers",
-                            project(lambda f: _lists(f["result"]), ON_DEVICE),
+    "device.numbers": Facet("trained on the accelerator: the CPU's numbers (each entry as float(v))",
+                            project(lambda f: _float_lists(f["result"]), ON_DEVICE),
                             record="device"),
     "device.types": Facet("trained on the accelerator: four lists of Python floats",
                           project(lambda f: _entry_kinds(f["result"])), record="device"),
