@@ -339,5 +339,5 @@ def _decided(report: pytest.TestReport, exercise: str, failure: failures.Failure
                 failure.message)
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-        return "skipped", None, str(reason).removeprefix("Skipped: ")
+        return "skipped", None, outcomes.clean(str(reason).removeprefix("Skipped: "))
     return ("passed" if report.when == "call" else None), None, None

@@ -277,7 +277,9 @@ def test_kata_watch_rechecks_on_save_and_survives_a_syntax_error(folder, watcher
 @pytest.mark.slow
 def test_kata_watch_moves_on_when_the_exercise_passes_and_stops_a_hung_round(folder, watcher):
     all_done_but(folder, "model", "sync")
-    w = watcher(folder, "--timeout", "15", "--check-timeout", "4")
+    # A round's limit well above what model's checks take on a loaded machine; the hung check is
+    # stopped by its own limit (4 s), or the round by its.
+    w = watcher(folder, "--timeout", "60", "--check-timeout", "4")
     assert "kata watch: 3. model" in w.until("to quit")
     (folder / "model.py").write_text((locate().solutions / "model.py").read_text())
     moved = w.until("to quit")
@@ -286,7 +288,7 @@ def test_kata_watch_moves_on_when_the_exercise_passes_and_stops_a_hung_round(fol
     (folder / "sync.py").write_text("def train_epoch(model, dl, loss_fn, optimizer, device):\n    while True:\n"
                                     "        pass\n")
     hung = w.until("to quit")
-    assert "ran past 15 s and were stopped" in hung or "Timeout" in hung, hung
+    assert "ran past 60 s and were stopped" in hung or "did not finish within 4 s" in hung, hung
     (folder / "sync.py").write_text((locate().solutions / "sync.py").read_text())
     assert "Every exercise is done" in w.until("Every exercise is done")
     assert "Still watching" in w.until("to quit"), "it keeps watching"
