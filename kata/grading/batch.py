@@ -161,7 +161,10 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
         finish(g, scheme.checks, limits.timeout)
         scores.append(score(g, scheme, ref.verdicts(g.records)))
     seconds = time.monotonic() - start
-    extra = {"seconds": round(seconds, 1), "jobs": len(pool), "seed": ref.seed, "checks": len(scheme.checks),
+    import kata
+
+    extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
+             "seconds": round(seconds, 1), "jobs": len(pool), "seed": ref.seed, "checks": len(scheme.checks),
              "points_resting_on_the_process": round(scheme.resting_on_the_process(), 2)}
     write_outputs(out, graded, scores, scheme, limits, protections, saved, extra)
     if reference_path != out / "reference.json":

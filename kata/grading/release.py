@@ -9,9 +9,9 @@ files, and a short README for learners in place of the teacher's; the stubs
 as handed out go to ``.kata/pristine/`` too (``kata reset NAME`` restores one).
 The checks'
 helpers (``kata.checks``: the book's CNN and loop that the checks compare
-with) stay, as the checks need them; graded code that calls them is flagged
-by ``kata grade`` (kata/grading/vetting.py), and the grader's sandbox holds no
-solutions. The release refuses to write into an existing non-empty folder.
+with) stay, as the checks need them; graded code that calls them earns nothing
+for it (the audit's sandbox does not hold them: kata/grading/sandbox.py), and
+the grader's sandboxes hold no solutions. The release refuses to write into an existing non-empty folder.
 """
 
 from __future__ import annotations
@@ -60,13 +60,13 @@ Hand in your `exercises/` folder (its six `.py` files, or a zip of them), as you
 teacher asks. It is graded with the same checks `pytest exercises` runs, in a
 sandbox.
 
-Your code may use what the exercises need: `torch`, `torchvision`, `numpy`,
-`matplotlib`, the standard library's `math`, `collections`, `typing`,
-`functools`, `itertools`, `numbers`, `dataclasses`, ... , `kata.celeba`, and your
-other exercises (`from .devices import to_python`). Code that reaches past that
-(files, processes, the network, the interpreter's insides such as `__code__` or
-`sys.modules`, the checks' own `kata.checks`, changing a library's functions) is
-held for your teacher to review, and scores 0 until then.
+Your code may use what it needs: `torch`, `torchvision`, `numpy`, `matplotlib`,
+the standard library (`os`, `pathlib`, `logging`, `dataclasses`, ...), `tqdm`,
+`kata.celeba`, and your own helper modules beside your exercises (`from
+._helpers import ...`). Each check's points need two things: the check passes,
+and your functions, called again by the grader on inputs drawn for the grading
+run, give the reference's answers. Code that takes the checks' own helpers
+(`kata.checks`) earns nothing for what they compute.
 """
 
 

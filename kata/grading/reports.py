@@ -20,6 +20,7 @@ from kata import curriculum
 from kata.files import atomic_write, write_json
 from kata.grading.runner import Graded, exercise_name
 from kata.grading.scoring import Scheme, Score, check_name, percent
+from kata.harness import outcomes
 
 __all__ = ["class_table", "feedback_markdown", "gradescope_results", "write_outputs"]
 
@@ -71,20 +72,12 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
         return lines + [""]
     lines += ["", f"Hint (`kata hint {ex.name}`):", "", textwrap.indent(_hint(ex), "> ", lambda _: True), "",
               f"Run these checks on your own machine with `pytest exercises/{ex.name}.py`.", ""]
-    groups: dict[str, list[str]] = {}
-    for c in failing:
-        r = graded.results.get(c, {})
-        key = r.get("cause") or (r.get("message") or "").strip().split("\n")[0]
-        groups.setdefault(key, []).append(c)
-    for same in groups.values():
-        message = graded.results.get(same[0], {}).get("message") or "failed"
-        if len(same) == 1:
-            lines += [f"### {check_name(same[0])}", ""]
-        else:
-            names = ", ".join(f"`{check_name(c)}`" for c in same[:12])
-            lines += [f"### {len(same)} checks, one cause", "",
-                      f"{names}{f' and {len(same) - 12} more' if len(same) > 12 else ''}:", ""]
-        lines += [_fence(message), ""]
+    found = [outcomes.Record(c, ex.name, "todo" if graded.results.get(c, {}).get("todo") else "failed",
+                             graded.results.get(c, {}).get("cause"), graded.results.get(c, {}).get("message") or "")
+             for c in failing]
+    for block in outcomes.summarize(found).blocks:
+        title = check_name(block.checks[0]) if len(block.checks) == 1 else f"{len(block.checks)} checks, one cause"
+        lines += [f"### {title}", "", _fence(outcomes.render_block(block)), ""]
     return lines
 
 

@@ -126,6 +126,8 @@ class Plan:
 
 
 def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
+    import kata
+
     values = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
               "HOME": f"{work}/home", "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
               "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/home/.matplotlib", "XDG_CACHE_HOME": f"{work}/home/.cache",
@@ -133,7 +135,7 @@ def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
               "KATA_WORK": work, "KATA_AUDIT_DATA": str(roots.data), "OMP_NUM_THREADS": str(threads),
               "MKL_NUM_THREADS": str(threads), "NO_COLOR": "1", "COLUMNS": "100", "PYTHONDONTWRITEBYTECODE": "1",
               "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "USER": "student", "LOGNAME": "student",
-              "KATA_SANDBOX": kind}
+              "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent)}
     for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KATA_SIM_UNTESTED"):
         if name in os.environ:
             values[name] = os.environ[name]

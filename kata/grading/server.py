@@ -69,24 +69,45 @@ def _preload(role: str, collect: list[str]) -> None:
         pytest.main(["--collect-only", "-q", "-p", "no:kata", "-p", "no:cacheprovider", "-o", "addopts=", *collect])
 
 
-class _AuditMarks:
-    """Puts each check's ``audit`` mark in its report (read from the reference's run: kata/grading/scoring.py)."""
+class _Grading:
+    """The checks' child's plugin: each check's ``audit`` mark in its report (the reference's run says what each
+    check rests on: kata/grading/scoring.py), and an exercise whose checks ran out of time twice has the rest
+    failed at once (an endless loop costs its exercise a minute, not the submission its time)."""
+
+    STRIKES = 2
+
+    def __init__(self):
+        self.timeouts: dict[str, int] = {}
 
     def pytest_runtest_setup(self, item) -> None:
+        import pytest
+
         from kata import audit, curriculum
 
-        mark = item.get_closest_marker("audit")
         exercise = curriculum.exercise_of(str(item.path))
+        mark = item.get_closest_marker("audit")
         if mark is not None and exercise is not None:
             item.user_properties.append(("kata_audit", audit.marked(exercise.name, mark,
                                                                     getattr(item, "callspec", None))))
+        struck = self.timeouts.get(exercise.name if exercise else "", 0)
+        if struck >= self.STRIKES:
+            pytest.fail(f"not run: {struck} checks of this exercise ran out of time (an endless loop?)",
+                        pytrace=False)
+
+    def pytest_runtest_logreport(self, report) -> None:
+        from kata import curriculum
+
+        if report.failed and "Timeout" in str(report.longrepr)[:2000]:
+            exercise = curriculum.exercise_of(report.nodeid)
+            if exercise is not None:
+                self.timeouts[exercise.name] = self.timeouts.get(exercise.name, 0) + 1
 
 
 def _child_checks(request: dict) -> int:
     import pytest
 
     args = [a.replace("{work}", str(WORK)) for a in request["args"]]
-    return int(pytest.main(args, plugins=[_AuditMarks()]))
+    return int(pytest.main(args, plugins=[_Grading()]))
 
 
 def _child_records(request: dict) -> int:

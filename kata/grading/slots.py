@@ -25,7 +25,7 @@ from kata.grading.sandbox import CGROUP_ROOT, UID_BASE, Limits, Plan, Roots
 __all__ = ["Answer", "Slot"]
 
 READY_TIMEOUT = 600.0   # importing torch and collecting the checks, on a loaded machine
-POLL = 0.25
+POLL = 1.0     # seconds between looks at the memory of a server's children (where no cgroup holds it)
 
 
 @dataclass
@@ -134,21 +134,21 @@ class Slot:
             return Answer("lost", why="the sandbox's server was gone")
         deadline = time.monotonic() + timeout
         ceiling = self.limits.memory_mb << 20
-        killed_for_memory = False
+        killed_for_memory, ooms = False, self._oom_kills()
         while True:
             line = self._line(min(deadline, time.monotonic() + POLL))
             if line is not None:
                 if "id" not in line:
                     continue
                 answer = Answer(**{k: line.get(k, v) for k, v in vars(Answer("")).items()})
-                if killed_for_memory:
+                if killed_for_memory or self._oom_kills() > ooms:
                     answer.end = "memory"
                 return answer
             if self.process.poll() is not None or time.monotonic() >= deadline:
                 why = "stopped answering" if self.process.poll() is None else "ended"
                 self.stop()
                 return Answer("lost", why=f"the sandbox's server {why} (by the submission's doing?)")
-            if not killed_for_memory:
+            if not killed_for_memory and not self.cgroup:   # a cgroup holds the ceiling itself
                 children = _below(self.server)
                 if sum(_private_bytes(p) for p in children) > ceiling:
                     killed_for_memory = True
@@ -216,6 +216,17 @@ class Slot:
         except OSError:
             return []
         return dirs
+
+    def _oom_kills(self) -> int:
+        """How many processes the kernel has ended in this slot's cgroup for want of memory."""
+        if not self.cgroup:
+            return 0
+        name = "memory.events" if self.plan.cgroups == "v2" else "memory.oom_control"
+        try:
+            text = (self.cgroup[0] / name).read_text()
+        except OSError:
+            return 0
+        return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
 
     def _join_cgroup(self) -> None:
         for d in self.cgroup:

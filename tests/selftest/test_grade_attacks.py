@@ -1,17 +1,24 @@
-"""The grader against students who want the marks without the work (slow: `pytest --slow`).
+"""The grader against students who want the marks without the work, on every kind of machine (slow).
 
-Each attack of issue 13, and variations (tests/selftest/test_grade_samples.py),
-is a hostile submission here. Each is flagged, and contained: on untouched
-stubs it earns nothing; on working code it earns no more than the same code
-without it (and, for what the sandbox must stop, exactly as much: the attack
-raises, so a point lost would show a leak). Then the same for the fallback
-sandboxes (hand-written namespaces; none at all), the Gradescope bundle end to
-end, and a submission cut short by its time limit.
+Each attack of tests/selftest/test_grade_samples.py is a hostile submission here:
+
+- a forged verdict on untouched stubs earns nothing, and the row says ``forged:``; forged on
+  top of wrong code, it earns no more than the wrong code alone;
+- the answers on the teacher's disk are out of reach;
+- what the sandbox must stop is stopped (each attack raises when it gets through, which would
+  cost the module its points), and nothing the submission started outlives it;
+- code that patches a library to compute the right numbers computes them: it keeps its points,
+  with a note for review.
+
+Then the other machines: grading as an ordinary user (as root, a user made with useradd), where
+bubblewrap is refused (as root: its own user per job), with --no-sandbox; the Gradescope bundle
+end to end; a submission cut short by its time limit, a hung check, a module that exits.
 """
 
 import csv
 import json
 import os
+import pwd
 import secrets
 import shutil
 import socket
@@ -22,40 +29,23 @@ from pathlib import Path
 
 import pytest
 from test_grade import kata
-from test_grade_samples import (
-    ANSWER_ATTACKS,
-    INDEPENDENT,
-    SANDBOX_ATTACKS,
-    VERDICT_ATTACKS,
-    attack,
-    sources,
-    with_attack,
-    write,
-    wrong_learning_rate,
-)
+from test_grade_samples import ANSWERS, FORGING, INDEPENDENT, attack, sources, with_attack, write, wrong_learning_rate
 
 from kata import curriculum
 from kata.checks.mutants import mutated
-from kata.grading import procs
+from kata.project import locate
 
 NAMES = curriculum.names()
 POINTS = {ex.name: ex.points for ex in curriculum.exercises()}
 FULL = sum(POINTS.values())
-TEST_TIMEOUT = 10
-MEMORY_MB = 1536
-# What a sandbox attack raises when it gets through (test_grade_samples.py), and those that cost no time.
-SUCCESS = ("read what it must not", "reached the host's sockets", "started 200 processes", "two processes held")
-CHEAP = ("detached-writer", "hold-stdout", "read-secrets", "shared-memory", "host-socket")
+TEST_TIMEOUT = 15
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(2400)]
-FULL_SANDBOX = os.name == "posix" and os.geteuid() == 0 and bool(shutil.which("bwrap"))
-needs_full_sandbox = pytest.mark.skipif(not FULL_SANDBOX, reason="the full sandbox needs root and bubblewrap "
-                                        "(apt-get install bubblewrap); CI has both")
+HAVE_BWRAP = sys.platform.startswith("linux") and shutil.which("bwrap") is not None
 
 
 class Host:
-    """What a submission must not reach on this machine: Unix sockets (a file, an abstract one) and a TCP
-    port on the loopback, listening."""
+    """What a submission must not reach: Unix sockets (a file, an abstract one) and a TCP port, listening."""
 
     def __init__(self, root: Path):
         self.marker = "kata-attack-" + secrets.token_hex(4)
@@ -80,252 +70,265 @@ class Host:
         return False
 
     def values(self, out: Path) -> dict:
-        return {"marker": self.marker, "out": str(out), "sock": self.sock, "port": self.port,
-                "chunk": int(MEMORY_MB * 0.65) << 20}
+        return {"marker": self.marker, "out": str(out), "sock": self.sock, "port": self.port}
 
     def close(self) -> None:
         for server in self.servers:
             server.close()
 
 
-def left_behind() -> list[str]:
-    """Processes a grading run left: any of its users', its zygote, its test processes."""
-    found = [f"uid {uid}: {pid}" for uid in range(61000, 61016) for pid in procs.with_uid(uid)]
+def run(root: Path, modules: dict[str, dict], *options) -> tuple[Path, dict, dict]:
+    out = root / "out"
+    paths = [str(write(root / "subs" / name, found)) for name, found in modules.items()]
+    assert kata("grade", *paths, "--out", out, "--jobs", "2", "--test-timeout", TEST_TIMEOUT, "--timeout", "240",
+                "--quiet", *options) == 0
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    return out, rows, json.loads((out / "summary.json").read_text())
+
+
+def total(rows, name) -> float:
+    return float(rows[name]["total"])
+
+
+def left_behind(marker: str) -> list[str]:
+    """Processes that hold the attack's marker, or a grading server, still running."""
+    found = []
     for pid in os.listdir("/proc"):
         try:
             cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if b"kata-grade-zygote" in cmdline and int(pid) != os.getpid():
-            found.append(f"zygote {pid}")
+        if pid.isdigit() and int(pid) != os.getpid() and (b"kata.grading.server" in cmdline or marker.encode()
+                                                           in cmdline):
+            found.append(f"{pid}: {cmdline[:120]!r}")
     return found
 
 
-def run(root: Path, modules: dict[str, dict], *options: str) -> tuple[Path, dict, dict]:
-    out = root / "out"
-    paths = [str(write(root / "subs" / name, sources_)) for name, sources_ in modules.items()]
-    start = time.monotonic()
-    assert kata("grade", *paths, "--out", out, "--jobs", "2", "--test-timeout", TEST_TIMEOUT, "--timeout", "240",
-                "--memory", MEMORY_MB, "--quiet", *options) == 0
-    seconds = time.monotonic() - start
-    with open(out / "grades.csv", newline="") as f:
-        rows = {row["submission"]: row for row in csv.DictReader(f)}
-    summary = json.loads((out / "summary.json").read_text())
-    summary["seconds_measured"] = seconds
-    return out, rows, summary
+def only(**modules: str) -> dict[str, str | None]:
+    """A submission of some modules only (the rest missing: their checks fail at once, which keeps this quick)."""
+    return {name: modules.get(name) for name in NAMES}
 
 
-def earned(summary: dict, name: str) -> float:
-    return sum(summary["submissions"][name]["earned"].values())
-
-
-def wrong_modules() -> dict[str, str]:
-    """Known-wrong code: attribute 18 for Smiling, no sigmoid at the end of the CNN."""
-    return sources("solutions", data=mutated("data", ("SMILING = 31", "SMILING = 18")),
-                   model=mutated("model", ("    model.add_module('sigmoid', nn.Sigmoid())\n", "")))
-
-
-def battery(host: Host, out: Path) -> dict[str, dict]:
-    values = host.values(out)
-    subs = {"independent": dict(INDEPENDENT), "wrong": wrong_modules(),
-            "wrong-lr": sources(training=wrong_learning_rate())}
-    for kind in ANSWER_ATTACKS + VERDICT_ATTACKS:
-        subs[f"{kind}-stubs"] = with_attack(kind, "stubs", **values)
-    for kind in SANDBOX_ATTACKS:
-        subs[f"{kind}-stubs"] = with_attack(kind, "stubs", where=("devices",), **values)
-        subs[f"{kind}-solutions"] = with_attack(kind, "solutions", where=("devices",), **values)
-    for kind in ("forge-os-write", "forge-report", "references-module", "references-laundered"):
-        subs[f"{kind}-wrong"] = {name: attack(kind, name, **values) + "\n" + source
-                                 for name, source in wrong_modules().items()}
-    subs["references-defaults"] = sources(training=attack("references-defaults", "training") + wrong_learning_rate())
-    subs["leak-in-message"] = with_attack("leak-in-message", "solutions", where=("model",), **values)
-    return subs
+# Where each sandbox attack goes in the one submission that carries them all (the rest: the solutions).
+SANDBOX_HOMES = {"read-secrets": "devices", "host-socket": "data", "many-processes": "model",
+                 "detached-writer": "plotting"}
 
 
 @pytest.fixture(scope="module")
 def attacked(tmp_path_factory):
-    if not FULL_SANDBOX:
-        pytest.skip("the full sandbox needs root and bubblewrap (apt-get install bubblewrap); CI has both")
     root = tmp_path_factory.mktemp("attacks")
     host = Host(root)
+    values = host.values(root / "out")
+    solution = sources()
+    subs = {"independent": dict(INDEPENDENT), "wrong-lr": only(training=wrong_learning_rate())}
+    for kind in FORGING + ANSWERS:
+        subs[f"{kind}-stubs"] = with_attack(kind, "stubs", **values)
+    subs["sandbox-solutions"] = {name: (attack(kind, name, **values) + "\n" if kind else "") + solution[name]
+                                 for name, kind in ((n, next((k for k, h in SANDBOX_HOMES.items() if h == n), None))
+                                                    for n in NAMES)}
+    subs["disk-hog"] = only(devices=attack("disk-hog", "devices") + "\n" + solution["devices"])
+    subs["forge-log-wrong-lr"] = only(training=attack("forge-log", "training") + "\n" + wrong_learning_rate())
+    subs["patched-optim"] = only(training=(
+        "import torch as _torch\n_step = _torch.optim.Adam.step\n"
+        "def _book_lr(self, *a, **k):\n    for group in self.param_groups:\n        group['lr'] = 0.001\n"
+        "    return _step(self, *a, **k)\n_torch.optim.Adam.step = _book_lr\n") + wrong_learning_rate())
     try:
-        out, rows, summary = run(root, battery(host, root / "out"))
-        time.sleep(6)   # long enough for a detached process to do what it waited to do
-        return out, rows, summary, host, (out / "grades.csv").read_text(), left_behind(), host.reached()
+        result = run(root, subs)
+        time.sleep(6)   # what a detached writer would have done by now
+        yield (*result, host)
     finally:
         host.close()
 
 
-def test_an_independent_implementation_still_scores_full(attacked):
-    _, rows, summary, *_ = attacked
-    assert float(rows["independent"]["total"]) == FULL and rows["independent"]["status"] == "ok"
+def test_correct_code_still_scores_full(attacked):
+    _, rows, _, _ = attacked
+    assert total(rows, "independent") == FULL and rows["independent"]["status"] == "ok", rows["independent"]
 
 
-@pytest.mark.parametrize("kind", ANSWER_ATTACKS + VERDICT_ATTACKS + SANDBOX_ATTACKS)
-def test_untouched_stubs_with_an_attack_are_flagged_and_score_zero(attacked, kind):
-    _, rows, summary, *_ = attacked
-    row = rows[f"{kind}-stubs"]
-    assert row["status"].startswith("flagged: exercises/"), row["status"]
-    assert float(row["total"]) == 0.0 and earned(summary, f"{kind}-stubs") == 0.0
+@pytest.mark.parametrize("kind", FORGING + ANSWERS)
+def test_untouched_stubs_with_an_attack_earn_nothing(attacked, kind):
+    _, rows, summary, _ = attacked
+    name = f"{kind}-stubs"
+    assert total(rows, name) == 0, (name, rows[name])
+    if kind in FORGING and summary["submissions"][name]["forged"]:
+        assert rows[name]["status"].startswith("forged: "), (name, rows[name]["status"])
 
 
-@pytest.mark.parametrize("kind", SANDBOX_ATTACKS)
-def test_what_the_sandbox_must_stop_is_flagged_and_contained(attacked, kind):
-    out, rows, summary, host, grades_later, leftovers, reached = attacked
-    name = f"{kind}-solutions"
-    assert rows[name]["status"].startswith("flagged: "), rows[name]["status"]
-    feedback = (out / "feedback" / f"{name}.md").read_text()
-    assert not any(success in feedback for success in SUCCESS), f"the attack got through:\n{feedback[:3000]}"
-    if kind in CHEAP:   # (starting processes or filling memory costs time: a check may run out of it)
-        assert summary["submissions"][name]["earned"] == {n: float(POINTS[n]) for n in NAMES}, feedback[:3000]
-    log = (out / "logs" / f"{name}.log").read_text()
-    seconds = float(log.split("--- test process 1 (")[1].split(" s")[0])
-    assert seconds < 120, f"a process holding the output kept the grader {seconds} s"
-    assert "hacked" not in grades_later, "a detached process rewrote the grades after the grader wrote them"
-    assert not leftovers, f"processes left behind: {leftovers}"
-    assert not reached, "a submission reached a Unix socket of the host"
-    assert not any(Path(p).exists() for p in (f"/dev/shm/{host.marker}", f"/tmp/{host.marker}",
-                                             f"/tmp/{host.marker}-alive"))
+def test_a_forged_report_log_is_found_out(attacked):
+    _, rows, _, _ = attacked
+    assert rows["forge-log-stubs"]["status"].startswith("forged: "), rows["forge-log-stubs"]["status"]
+    assert rows["forge-report-stubs"]["status"].startswith("forged: "), rows["forge-report-stubs"]["status"]
 
 
-@pytest.mark.parametrize("kind", ["forge-os-write", "forge-report", "references-module", "references-laundered"])
-def test_verdicts_forged_on_top_of_wrong_code_gain_nothing(attacked, kind):
-    _, rows, summary, *_ = attacked
-    assert rows[f"{kind}-wrong"]["status"].startswith("flagged: ")
-    assert earned(summary, f"{kind}-wrong") <= earned(summary, "wrong") < FULL
+def test_verdicts_forged_on_top_of_wrong_code_gain_nothing(attacked):
+    _, rows, _, _ = attacked
+    assert total(rows, "forge-log-wrong-lr") <= total(rows, "wrong-lr") < POINTS["training"], rows
 
 
-def test_a_patched_reference_gains_nothing_over_the_same_mistake(attacked):
-    _, rows, summary, *_ = attacked
-    assert rows["references-defaults"]["status"].startswith("flagged: exercises/training.py line ")
-    assert not rows["wrong-lr"]["status"].startswith("flagged")
-    entries = summary["submissions"]
-    honest, patched = entries["wrong-lr"]["earned"], entries["references-defaults"]["earned"]
-    assert honest["training"] < POINTS["training"], "the wrong learning rate loses training points"
-    assert patched["training"] <= honest["training"]
+def test_what_the_sandbox_must_stop_is_stopped(attacked):
+    out, rows, summary, host = attacked
+    name = "sandbox-solutions"
+    assert total(rows, name) == FULL, (name, rows[name]["status"], (out / "feedback" / f"{name}.md").read_text()[:3000])
+    assert "hacked" not in (out / "grades.csv").read_text() and not host.reached()
+    assert not Path(f"/tmp/{host.marker}-alive").exists() and not left_behind(host.marker)
 
 
-def test_student_feedback_carries_only_what_the_sandbox_could_see(attacked):
-    out, rows, summary, host, *_ = attacked
-    seen = ((out / "feedback" / "leak-in-message.md").read_text()
-            + (out / "results" / "leak-in-message.json").read_text())
-    assert "exercises/model.py failed to import" in seen
-    assert f"{host.marker} {socket.gethostname()} " not in seen, "the host's name reached the feedback"
-    assert f"{host.marker} kata-sandbox " in seen or f"{host.marker} [Errno" in seen
-    assert "data.py devices.py" not in seen, "the reference solutions' folder was listed"
+def test_a_full_disk_is_said_and_stays_the_submissions_own(attacked):
+    _, rows, _, _ = attacked
+    assert "filled its disk" in rows["disk-hog"]["status"], rows["disk-hog"]["status"]
 
 
-# --- the fallback sandboxes ----------------------------------------------------------------
+def test_a_library_patched_to_compute_the_right_numbers_computes_them(attacked):
+    _, rows, _, _ = attacked
+    assert total(rows, "patched-optim") == POINTS["training"], rows["patched-optim"]
+    assert "forged" not in rows["patched-optim"]["status"]
 
 
-def fallback_battery(host: Host, out: Path, kinds) -> dict[str, dict]:
-    values = host.values(out)
-    subs = {f"{kind}-solutions": with_attack(kind, "solutions", where=("devices",), **values) for kind in kinds}
-    subs["answers-absolute-stubs"] = with_attack("answers-absolute", "stubs", **values)
-    return subs
+# --- on every machine ----------------------------------------------------------------------------------------
 
 
-@needs_full_sandbox
-@pytest.mark.parametrize("tier", ["namespaces", "none"])
-def test_the_fallback_sandboxes_still_end_every_process_and_hold_the_limits(tmp_path, monkeypatch, tier):
+def small_class(host: Host, out: Path) -> dict[str, dict]:
+    values, solution = host.values(out), sources()
+    return {"good": only(devices=solution["devices"], sync=solution["sync"]),
+            "forged": only(devices=attack("forge-log", "devices") + "\n" + sources("stubs")["devices"]),
+            "secrets": only(devices=attack("read-secrets", "devices", **values) + "\n" + solution["devices"]),
+            "processes": only(devices=attack("many-processes", "devices", **values) + "\n" + solution["devices"])}
+
+
+def check_small_class(rows, summary, expected: str, contained: bool):
+    assert any(line.startswith("sandbox: " + expected) for line in summary["protections"]), summary["protections"]
+    assert total(rows, "good") == POINTS["devices"] + POINTS["sync"] and total(rows, "forged") == 0, rows
+    assert rows["forged"]["status"].startswith("forged: "), rows["forged"]["status"]
+    assert total(rows, "processes") == POINTS["devices"], rows["processes"]
+    if contained:
+        assert total(rows, "secrets") == POINTS["devices"], rows["secrets"]
+
+
+@pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt-get install bubblewrap); CI has it")
+def test_an_ordinary_user_grades_in_bubblewrap(tmp_path):
+    """As an ordinary user: bubblewrap in a user namespace of the teacher's own. As root, this makes a user with
+    useradd (CI does) and grades as that user."""
+    if os.geteuid() != 0:
+        host = Host(tmp_path)
+        try:
+            out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"))
+        finally:
+            host.close()
+        return check_small_class(rows, summary, "bubblewrap", contained=True)
+    user = "kata-teacher"
+    if shutil.which("useradd") is None:
+        pytest.skip("as root, this needs useradd to make an ordinary user")
+    try:
+        pwd.getpwnam(user)
+    except KeyError:
+        subprocess.run(["useradd", "--create-home", "--shell", "/bin/bash", user], check=True)
+    home = Path(pwd.getpwnam(user).pw_dir)
+    probe = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", sys.executable, "-c",
+                            "import kata"], capture_output=True, text=True)
+    if probe.returncode:
+        pytest.skip(f"{user} can't run this Python or read the kata here (CI makes them readable): "
+                    f"{probe.stderr.strip().splitlines()[-1:]}")
+    work = Path(subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "mktemp", "-d",
+                                "-p", str(home)], capture_output=True, text=True, check=True).stdout.strip())
+    script = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); "
+              "from test_grade_attacks import grade_as_this_user; grade_as_this_user(sys.argv[1])")
+    graded = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", sys.executable, "-c",
+                             script, str(work)], capture_output=True, text=True, timeout=1500,
+                            env={**os.environ, "HOME": str(home), "KATA_HOME": str(locate().root)})
+    assert graded.returncode == 0, graded.stdout[-3000:] + graded.stderr[-3000:]
+
+
+def grade_as_this_user(work: str) -> None:
+    """In the ordinary user's process: grade the small class, then check it."""
+    root = Path(work)
+    host = Host(root)
+    try:
+        out, rows, summary = run(root, small_class(host, root / "out"))
+    finally:
+        host.close()
+    check_small_class(rows, summary, "bubblewrap", contained=True)
+    assert any("your user, in a user namespace" in line for line in summary["protections"]), summary["protections"]
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() != 0, reason="the fallback without bubblewrap is root's")
+def test_without_bubblewrap_root_grades_as_a_user_of_its_own_and_says_what_is_open(tmp_path, monkeypatch):
     import kata.grading.sandbox as sandbox
 
+    which = shutil.which
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None if name == "bwrap" else which(name))
+    probe = subprocess.run(["setpriv", "--reuid=61000", "--regid=61000", "--clear-groups", sys.executable, "-c",
+                            "import kata.audit"], capture_output=True, text=True)
+    if probe.returncode:
+        pytest.skip("Python or the kata is not readable by other users here (CI makes them readable)")
     host = Host(tmp_path)
-    if tier == "namespaces":
-        monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)   # as where bubblewrap is missing
-        kinds = ("detached-writer", "hold-stdout", "shared-memory", "host-socket", "many-processes",
-                 "memory-together")
-    else:
-        kinds = ("detached-writer", "hold-stdout", "many-processes", "memory-together")
     try:
-        out, rows, summary = run(tmp_path, fallback_battery(host, tmp_path / "out", kinds),
-                                 *(["--no-sandbox"] if tier == "none" else []))
-        time.sleep(6)
-        assert "hacked" not in (out / "grades.csv").read_text()
-        assert not left_behind() and not host.reached()
+        out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"))
     finally:
         host.close()
-    expected = "hand-written namespaces" if tier == "namespaces" else "none"
-    assert any(line.startswith("sandbox: " + expected) for line in summary["protections"]), summary["protections"]
-    for name, row in rows.items():
-        assert row["status"].startswith("flagged: "), (name, row["status"])
-        feedback = (out / "feedback" / f"{name}.md").read_text()
-        assert not any(success in feedback for success in SUCCESS), (name, feedback[:3000])
-        if name.removesuffix("-solutions") in CHEAP:
-            assert summary["submissions"][name]["earned"] == {n: float(POINTS[n]) for n in NAMES}, name
-    assert earned(summary, "answers-absolute-stubs") == 0.0
-    assert not Path(f"/dev/shm/{host.marker}").exists() or tier == "none"
+    check_small_class(rows, summary, "no bubblewrap", contained=False)
+    assert any("unprivileged user of its own" in line for line in summary["protections"])
 
 
-# --- old hostile submissions: crashes, hangs, memory, output ----------------------------------
+def test_no_sandbox_says_plainly_what_is_left_open(tmp_path):
+    host = Host(tmp_path)
+    try:
+        out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"), "--no-sandbox")
+    finally:
+        host.close()
+    check_small_class(rows, summary, "none (--no-sandbox)", contained=False)
+    assert any("Grade only code you trust" in line for line in summary["protections"])
 
 
-@needs_full_sandbox
-def test_an_exit_a_hang_an_endless_import_memory_and_output_cost_only_their_exercises(tmp_path):
+# --- crashes, hangs, time ----------------------------------------------------------------------------------------
+
+
+def test_an_exit_a_hung_check_and_an_endless_import_cost_only_their_exercises(tmp_path):
     crashy = sources(devices="import os\nos._exit(0)\n" + sources()["devices"],
                      model=mutated("model", ("def build_model() -> nn.Sequential:\n",
                                              "def build_model() -> nn.Sequential:\n    while True:\n        pass\n")),
                      training="while True:\n    pass\n" + sources()["training"])
-    hostile = sources(data="_blobs = []\nwhile True:\n    _blobs.append(b'x' * (64 << 20))\n" + sources()["data"],
-                      plotting="for _ in range(200):\n    print('spam ' * 200_000)\n" + sources()["plotting"])
-    out, rows, summary = run(tmp_path, {"crashy": crashy, "hostile": hostile})
-    assert rows["crashy"]["status"].startswith("flagged: exercises/devices.py line 1: import os")
-    got = summary["submissions"]["crashy"]["earned"]
+    out, rows, summary = run(tmp_path, {"crashy": crashy})
+    got = summary["submissions"]["crashy"]["exercises"]
     assert got == {**{n: float(POINTS[n]) for n in NAMES}, "devices": 0.0, "model": 0.0, "training": 0.0}, got
+    assert "ended early" in rows["crashy"]["status"], rows["crashy"]["status"]
     feedback = (out / "feedback" / "crashy.md").read_text()
-    assert "exercises/devices.py ended the test process while it was being imported" in feedback
-    assert f"did not finish within {TEST_TIMEOUT} s" in feedback
-    assert "exercises/training.py did not finish importing" in feedback
-    assert "ended early" in rows["crashy"]["status"] and "timed out" in rows["crashy"]["status"]
-
-    assert not rows["hostile"]["status"].startswith("flagged"), "a runaway loop and a chatty module are not attacks"
-    assert summary["submissions"]["hostile"]["exercises"] == {**{n: float(POINTS[n]) for n in NAMES}, "data": 0.0}
-    assert "MemoryError" in (out / "feedback" / "hostile.md").read_text()
-    assert "printed" in rows["hostile"]["status"]
-    assert "bytes of output cut" in (out / "logs" / "hostile.log").read_text()
+    assert "the test process exited" in feedback or "ended early" in feedback
 
 
 def test_a_timed_out_submission_keeps_what_ran_and_says_what_did_not(tmp_path):
-    """The wall-clock limit of a submission: the checks that ran count, the rest fail as "not run"."""
     header = "def train_epoch(model, dl, loss_fn, optimizer, device):\n"
     slow = sources(sync=mutated("sync", (header, header + "    __import__('time').sleep(9)\n")))
     out = tmp_path / "out"
     write(tmp_path / "slow", slow)
-    assert kata("grade", tmp_path / "slow", "--out", out, "--timeout", "40", "--test-timeout", "60", "--jobs", "2",
-                "--quiet", "--flagged", "keep") == 0
+    assert kata("grade", tmp_path / "slow", "--out", out, "--timeout", "60", "--test-timeout", "60", "--jobs", "1",
+                "--quiet") == 0
     with open(out / "grades.csv", newline="") as f:
         row = next(csv.DictReader(f))
-    assert "timed out after 40 s:" in row["status"] and "did not run" in row["status"], row["status"]
+    assert "timed out" in row["status"] and "did not run" in row["status"], row["status"]
     assert float(row["sync"]) < POINTS["sync"]
-    assert {n: float(row[n]) for n in NAMES if n != "sync"} == {n: float(POINTS[n]) for n in NAMES if n != "sync"}
 
 
-# --- Gradescope ---------------------------------------------------------------------------------
+# --- Gradescope ------------------------------------------------------------------------------------------------
 
 
 def test_run_autograder_grades_with_the_bundles_own_copy_into_results_json(tmp_path):
-    """The generated run_autograder, with /autograder moved by KATA_AUTOGRADER_ROOT."""
     root = tmp_path / "autograder"
     assert kata("gradescope", root / "source", "--test-timeout", str(TEST_TIMEOUT)) == 0
     write(root / "submission", sources(data=mutated("data", ("SMILING = 31", "SMILING = 18"))))
     (root / "submission" / "conftest.py").write_text("raise SystemExit('a submission conftest ran')\n")
     env = {**os.environ, "KATA_AUTOGRADER_ROOT": str(root), "KATA_PYTHON": sys.executable}
     env.pop("PYTEST_ADDOPTS", None)
-    run_ = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
-                          text=True, timeout=900, cwd=root)
-    assert run_.returncode == 0, run_.stdout + run_.stderr
+    done = subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True,
+                          text=True, timeout=1200, cwd=root)
+    assert done.returncode == 0, done.stdout + done.stderr
     data = json.loads((root / "results" / "results.json").read_text())
     assert FULL - POINTS["data"] < data["score"] < FULL, data["output"][:2000]
     failed = [t for t in data["tests"] if t.get("status") == "failed"]
     assert failed and all(t["tags"] == ["data"] for t in failed)
-    assert (root / "source" / "reference.json").is_file(), "the reference run is kept for the next submission"
     summary = json.loads((root / "grading" / "summary.json").read_text())
     bundle = root / "source" / "device-kata"
     assert summary["kata"] == str(bundle / "kata") and summary["project"] == str(bundle), "the bundle's own copy"
-    assert not left_behind(), "every process ended before results.json was written"
-    assert any("user: its own unprivileged user" in line for line in summary["protections"]) or os.geteuid() != 0
-
-    # A grader that can't run still leaves a results.json that says so.
     env["KATA_PYTHON"] = str(tmp_path / "no-such-python")
     (root / "results" / "results.json").unlink()
     subprocess.run(["bash", str(root / "source" / "run_autograder")], env=env, capture_output=True, text=True,
@@ -334,17 +337,11 @@ def test_run_autograder_grades_with_the_bundles_own_copy_into_results_json(tmp_p
     assert data["score"] == 0 and "autograder failed" in data["output"]
 
 
-# --- the learners' copy --------------------------------------------------------------------------
-
-
 def test_the_release_runs_its_own_checks_without_the_solutions(tmp_path):
-    """In the learners' copy, `pytest` (its self-check: every check fails on the untouched stubs) passes."""
     out = tmp_path / "release"
     assert kata("release", out) == 0
     env = {k: v for k, v in os.environ.items() if k not in ("PYTEST_ADDOPTS", "KATA_HOME")}
-    run_ = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"], cwd=out, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert run_.returncode == 0, run_.stdout[-3000:] + run_.stderr[-2000:]
-    assert "xfailed" in run_.stdout and " failed" not in run_.stdout
-    assert str(out) in subprocess.run([sys.executable, "-c", "import kata; print(kata.__file__)"], cwd=out, env=env,
-                                      capture_output=True, text=True).stdout, "the release's own kata was used"
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-x"], cwd=out, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "xfailed" in done.stdout and " failed" not in done.stdout
