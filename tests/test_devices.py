@@ -22,7 +22,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.checks.messages import describe
+from kata.checks.lessons import say
+from kata.checks.messages import describe, fail_if, numpy_refusal
 from kata.checks.snapshots import change, snapshot
 from kata.checks.strategies import Pair, nested_tensors, plain_leaves, tensors
 
@@ -90,6 +91,10 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
         "pick_device() must ask torch.cuda.is_available() first, then torch.backends.mps.is_available(), else "
         f"take the CPU\n  with CUDA {'available' if cuda else 'unavailable'} and MPS "
         f"{'available' if mps else 'unavailable'}, it gave {got}, expected {expected}")
+    assert got.index is None, (
+        "pick_device() returns the generic device, without an index: torch.device('cuda'), not 'cuda:0' (the "
+        "generic device means the current one, which the caller may choose with torch.cuda.set_device)\n"
+        f"  it gave {got!r}")
 
 
 # --- device_of ------------------------------------------------------------------
@@ -242,24 +247,34 @@ def python_type_for(t: torch.Tensor):
     return float if t.dtype.is_floating_point else int
 
 
+NOT_PLAIN = ("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
+             "to the host)\n  {what} was {old} and became {new}")
+BY_DTYPE = ("a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it (float(t) makes a "
+            "float of every dtype, int(t) an int)\n  {what} was {old} (dtype {dtype}) and became {new}; expected "
+            "{expected}")
+OTHER_VALUES = "a tensor became other values: .item() / .tolist() keep them\n  {what} became {new}, expected {expected}"
+
+
+def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
+    """Why ``new`` is not ``old`` as plain Python values (a scalar of its dtype's type, or nested lists
+    of them), or None: one first line per cause, wherever a check meets it."""
+    if isinstance(new, (torch.Tensor, np.ndarray, np.generic)):
+        return say(NOT_PLAIN, what=what, old=describe(old), new=describe(new))
+    expected = old.detach().tolist()
+    if old.ndim == 0 and type(new) is not python_type_for(old):
+        return say(BY_DTYPE, what=what, old=describe(old), dtype=old.dtype, new=describe(new), expected=repr(expected))
+    if not (new == expected or (new != new and expected != expected)):
+        return say(OTHER_VALUES, what=what, new=repr(new), expected=repr(expected))
+    return None
+
+
 @given(obj=nested_tensors())
 def test_to_python_gives_plain_python_values(devices, obj):
     before = snapshot(obj)
-    plain = devices.to_python(obj)
+    plain = convert(devices, obj)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
-            expected = old.detach().tolist()
-            assert not isinstance(new, (torch.Tensor, np.ndarray, np.generic)), (
-                "a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both "
-                f"copy to the host)\n  {path} was {describe(old)} and became {describe(new)}")
-            if old.ndim == 0:
-                assert type(new) is python_type_for(old), (
-                    "a 0-d tensor became the wrong Python type: .item() gives a float for a floating-point "
-                    "tensor, an int for an integer one, a bool for a bool one\n"
-                    f"  {path}, a 0-d {old.dtype} tensor, became {describe(new)}")
-            assert new == expected or (new != new and expected != expected), (
-                f"a tensor became other values: .item() / .tolist() keep them\n  {path} became {new!r}, expected "
-                f"{expected!r}")
+            fail_if(plain_problem(path, old, new))
         else:
             assert new is old or new == old, (
                 "a value that is not a tensor must pass through unchanged\n"
@@ -267,15 +282,17 @@ def test_to_python_gives_plain_python_values(devices, obj):
     assert_unchanged(before, obj, "to_python")
 
 
+def dtype_problem(tensor, got) -> str | None:
+    return plain_problem("to_python(t)", tensor, got)
+
+
 @pytest.mark.parametrize("tensor, expected", [
     (torch.tensor(0.5), 0.5), (torch.tensor(2.5, dtype=torch.float64), 2.5), (torch.tensor(7), 7),
     (torch.tensor(-3, dtype=torch.int32), -3), (torch.tensor(True), True),
     (torch.tensor(1.5, requires_grad=True), 1.5)], ids=lambda v: str(getattr(v, "dtype", v)))
 def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor, expected):
-    got = devices.to_python(tensor)
-    assert type(got) is type(expected) and got == expected, (
-        "a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it\n"
-        f"  to_python({describe(tensor)}, a {tensor.dtype}) gave {describe(got)}, expected {expected!r}")
+    got = convert(devices, tensor)
+    fail_if(dtype_problem(tensor, got))
 
 
 @pytest.mark.parametrize("value, expected_type", [
@@ -287,14 +304,33 @@ def test_to_python_turns_numpy_scalars_into_python_scalars(devices, value, expec
         f"not a Python float)\n  to_python({describe(value)}) gave {describe(got)}")
 
 
+GRAD = ("a tensor that requires grad converts too: .item() works on it, and .tolist() or .numpy() after "
+        ".detach() (NumPy refuses a tensor that requires grad)\n  to_python({tensor}) {outcome}")
+
+
+def convert(devices, obj, grad=None):
+    """devices.to_python(obj); NumPy's refusal of a tensor that requires grad (``grad``, in words)
+    fails the check with GRAD."""
+    __tracebackhide__ = True
+    try:
+        return devices.to_python(obj)
+    except RuntimeError as exc:
+        if numpy_refusal(exc) != "grad":
+            raise
+        fail_if(say(GRAD, tensor=grad or describe(obj), outcome=f"raised {type(exc).__name__}: {exc}"))
+
+
 def test_to_python_works_with_grad_and_on_history_lists(devices):
     loss = (torch.ones(3, requires_grad=True) * 2).sum()
     history = [[loss], [torch.tensor(0.5)], [torch.tensor(3)]]
-    got = devices.to_python(history)
-    assert got == [[6.0], [0.5], [3]] and [type(x[0]) for x in got] == [float, float, int], (
-        "a tensor that requires grad converts with .item() too (or .detach() it before .tolist())\n"
-        f"  to_python([[loss (requires grad)], [tensor(0.5)], [tensor(3)]]) gave {got!r}, expected "
-        "[[6.0], [0.5], [3]]")
+    got = convert(devices, history, "[[loss (requires grad)], [tensor(0.5)], [tensor(3)]]")
+    shape = [type(got), *(type(x) for x in got)] if isinstance(got, list) else [type(got)]
+    assert shape == [list, list, list, list] and all(len(x) == 1 for x in got), (
+        "to_python rebuilds a list of lists as a list of lists\n"
+        f"  to_python([[loss], [tensor(0.5)], [tensor(3)]]) gave {describe(got)}")
+    (grad,), (half,), (three,) = got
+    fail_if(plain_problem("the loss (requires grad)", loss, grad) or dtype_problem(torch.tensor(0.5), half)
+            or dtype_problem(torch.tensor(3), three))
 
 
 # --- host_copy ------------------------------------------------------------------
@@ -351,12 +387,10 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
                 "a tensor was not moved to the accelerator: `t.to(device)` RETURNS the moved tensor (t stays where "
                 "it was); every tensor, however deep, must be the one .to returned\n"
                 f"  after to_device(obj, {accelerator}), {path} is {describe(new)}")
-    plain = devices.to_python(moved)
+    plain = convert(devices, moved)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
-            assert not isinstance(new, torch.Tensor) and new == old.detach().tolist(), (
-                "to_python of an accelerator tensor must give plain Python values: .item()/.tolist() copy them to "
-                f"the host\n  {path} became {describe(new)}")
+            fail_if(plain_problem(f"{path}, moved to {accelerator},", old, new))
     assert_unchanged(before, obj, "to_device")
 
 
@@ -391,10 +425,11 @@ def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerato
     # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
     correct = torch.tensor([True, True, False, True], device=accelerator)
     history = [0 + correct.sum() / 4, 0 + correct.float().mean()]
-    plain = devices.to_python(history)
-    assert plain == [0.75, 0.75] and all(type(v) is float for v in plain), (
-        "to_python of the seed's history of device tensors must give plain floats on the host (.item()), which "
-        f"matplotlib can plot\n  it gave {describe(plain)}")
+    plain = convert(devices, history)
+    assert isinstance(plain, list) and len(plain) == 2, (
+        f"to_python rebuilds a list as a list\n  to_python of a list of two tensors gave {describe(plain)}")
+    for i, (old, new) in enumerate(zip(history, plain)):
+        fail_if(plain_problem(f"the seed's history[{i}]", old, new))
 
 
 @pytest.mark.cuda

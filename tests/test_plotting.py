@@ -41,6 +41,7 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from kata.checks.history import History
+from kata.checks.lessons import say
 from kata.checks.messages import NUMPY_LESSONS, numpy_refusal
 from kata.checks.snapshots import change, snapshot
 from kata.checks.strategies import histories, make_history
@@ -512,13 +513,30 @@ def test_live_plot_keeps_one_figure(plotting):
     drive(plotting, make_history(prefix(VALUES, 4)), each=each)
 
 
+SAVED_BEHIND = ("LivePlot.update saves the figure before drawing this epoch, so the PNG shows the curves one epoch "
+                "behind: draw both panels first, then save (self.figure.savefig(self.path))\n"
+                "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
+
+
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
-def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how):
+def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how, monkeypatch):
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "curves.png"
     args, kwargs = ((), {"path": str(path)}) if how == "keyword str" else ((path,), {})
     saved = []
+    drawn_when_saved = []   # the longest line's number of points at each savefig
+    savefig = Figure.savefig
+
+    def spy(self, *a, **k):
+        drawn_when_saved.append(max((len(line.get_xdata()) for ax in self.axes for line in ax.get_lines()),
+                                    default=0))
+        return savefig(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
 
     def each(epoch, live, who):
+        if drawn_when_saved and drawn_when_saved[-1] < epoch + 1:
+            pytest.fail(say(SAVED_BEHIND, who=who, points=drawn_when_saved[-1], epochs=epoch + 1), pytrace=False)
+        drawn_when_saved.clear()
         assert path.is_file(), (
             "LivePlot(path) saves its figure at path at every update: self.figure.savefig(self.path)\n"
             f"  after {who} there is no file at {path} (files there: {sorted(os.listdir(path.parent))})")
