@@ -78,6 +78,11 @@ def assert_unchanged(before, obj, what):
 # --- pick_device ----------------------------------------------------------------
 
 
+NO_INDEX = ("pick_device() returns the generic device, without an index: torch.device('cuda'), not 'cuda:0' (the "
+            "generic device means the current one, which the caller may choose with torch.cuda.set_device)\n"
+            "  it gave {got}")
+
+
 @pytest.mark.parametrize("cuda, mps, expected", [
     (True, True, "cuda"), (True, False, "cuda"), (False, True, "mps"), (False, False, "cpu")])
 def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, mps, expected):
@@ -91,10 +96,7 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
         "pick_device() must ask torch.cuda.is_available() first, then torch.backends.mps.is_available(), else "
         f"take the CPU\n  with CUDA {'available' if cuda else 'unavailable'} and MPS "
         f"{'available' if mps else 'unavailable'}, it gave {got}, expected {expected}")
-    assert got.index is None, (
-        "pick_device() returns the generic device, without an index: torch.device('cuda'), not 'cuda:0' (the "
-        "generic device means the current one, which the caller may choose with torch.cuda.set_device)\n"
-        f"  it gave {got!r}")
+    assert got.index is None, say(NO_INDEX, got=repr(got))
 
 
 # --- device_of ------------------------------------------------------------------
@@ -455,3 +457,4 @@ def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator,
     got = devices.pick_device()
     assert isinstance(got, torch.device) and got.type == "cuda", (
         f"with CUDA available, pick_device() must give torch.device('cuda')\n  it gave {got!r}")
+    assert got.index is None, say(NO_INDEX, got=repr(got))

@@ -43,6 +43,15 @@ def _close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-7)
 
 
+def _host(t: torch.Tensor) -> torch.Tensor:
+    """A plain CPU copy of ``t``, wherever it lives (an inference-mode tensor of the simulated
+    accelerator included, whose .cpu() keeps it there: cloned first, it moves)."""
+    out = t.detach().clone().cpu()
+    if out.device.type != "cpu":
+        out = torch.tensor(out.tolist(), dtype=t.dtype)
+    return out.as_subclass(torch.Tensor)
+
+
 def _batches(log: Log, phase: str) -> list[Event]:
     """The forward passes that are batches of ``phase`` (in training, those with gradients)."""
     return [e for e in log.forwards(phase) if isinstance(e.output, torch.Tensor) and e.labels is not None
@@ -51,7 +60,7 @@ def _batches(log: Log, phase: str) -> list[Event]:
 
 def _probabilities(event: Event) -> torch.Tensor | None:
     """The first column of a forward pass's (N, 1) output, on the host; None if it is not N probabilities."""
-    out = event.output.detach().cpu().as_subclass(torch.Tensor)
+    out = _host(event.output)
     if out.dim() != 2 or out.shape[0] != len(event.labels) or out.shape[1] < 1 or not out.is_floating_point():
         return None
     pred = out[:, 0].float()
@@ -80,7 +89,7 @@ def loss_function_problem(log: Log) -> str | None:
         if event.kind == "forward" and event.phase == "train" and event.grad:
             last = event
         elif event.kind == "backward" and last is not None and isinstance(event.loss, torch.Tensor):
-            loss = event.loss.detach().cpu().as_subclass(torch.Tensor)
+            loss = _host(event.loss)
             want = _loss(last)
             got = loss.item() if loss.numel() == 1 else None
             if got is None or want is None or not _close(got, want):
@@ -161,7 +170,7 @@ class Measures:
         batches = _batches(log, phase)
         losses = [_loss(e) for e in batches]
         if use_backward:
-            backprop = [e.loss.detach().cpu().as_subclass(torch.Tensor) for e in log.events
+            backprop = [_host(e.loss) for e in log.events
                         if e.kind == "backward" and isinstance(e.loss, torch.Tensor)]
             if len(backprop) == len(batches) and all(t.numel() == 1 for t in backprop):
                 losses = [t.item() for t in backprop]
