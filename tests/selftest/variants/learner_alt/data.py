@@ -33,7 +33,7 @@ def load_splits(root, n_train=16000, n_valid=1000):
     for split, n, transform in (("train", n_train, train_transform()), ("valid", n_valid, eval_transform())):
         full = _load(root, split=split, transform=transform)
         if len(full) < n:
-            raise ValueError("asked for {} {} images but the split has {}".format(n, split, len(full)))
+            raise ValueError("asked for " + str(n) + " " + split + " images but the split has " + str(len(full)))
         datasets[split] = Subset(full, list(range(n)))
     return datasets["train"], datasets["valid"], _load(root, split="test", transform=eval_transform())
 
