@@ -119,6 +119,7 @@ def run(transform, image, seed):
 
 WRONG_ATTRIBUTE = ("the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first printing used "
                    "18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn something else")
+READS = "get_smile reads {wrong}\n  probed with one-hot vectors, it reads attribute {read}: return attr[31]"
 NOT_SET = "`SMILING` is not set yet: see the comment above it in {file}, and `kata hint data SMILING`"
 ONE_ATTRIBUTE = ("get_smile must return one attribute of the vector, a 0-d tensor: the entry SMILING names, not a "
                  "slice or the whole vector\n  get_smile(attr) returned {value}")
@@ -155,9 +156,7 @@ def test_smiling_is_attribute_31(data):
 
 def test_get_smile_reads_attribute_31(data):
     read = attributes_read(data)
-    assert read == [31], (
-        f"get_smile reads {WRONG_ATTRIBUTE}\n  probed with one-hot vectors, it reads attribute "
-        + (", ".join(named(i) for i in read) or "none") + ": return attr[31]")
+    assert read == [31], say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none")
 
 
 def label_problem(label, attr) -> str | None:
@@ -180,8 +179,7 @@ def test_get_smile_returns_the_smiling_attribute(data, attr):
         return
     read = attributes_read(data)
     if read != [31]:
-        pytest.fail(f"get_smile reads {WRONG_ATTRIBUTE}\n  it reads attribute "
-                    f"{', '.join(named(i) for i in read) or 'none'}: return attr[31]", pytrace=False)
+        fail_if(say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none"))
     fail_if(label_problem(label, attr))
     pytest.fail(f"get_smile(attr) must equal attr[31]\n  for {attr.tolist()} it returned {describe(label)}, "
                 f"attr[31] is {int(attr[31])}", pytrace=False)

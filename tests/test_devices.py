@@ -38,6 +38,15 @@ def kind(value) -> str:
     return type(value).__name__ if isinstance(value, (dict, list, tuple)) else describe(value)
 
 
+def shown(value) -> str:
+    """A result as a message names it: its type, with its keys or its items."""
+    if isinstance(value, dict):
+        return f"a {type(value).__name__} with the keys {list(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}: {describe(list(value))}"
+    return describe(value)
+
+
 def same_shape(a, b, path="obj"):
     """Assert that b has a's container structure; yield (path, leaf_a, leaf_b).
 
@@ -224,19 +233,16 @@ def test_to_device_rebuilds_each_kind_of_container(devices, container):
     if isinstance(obj, dict):
         assert isinstance(moved, dict) and list(moved) == ["batch", "step"], (
             f"to_device of a {container} must give a dict with the same keys in the same order (the same type is "
-            f"welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {kind(moved)}"
-            + (f" with keys {list(moved)}" if isinstance(moved, dict) else ""))
+            f"welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {shown(moved)}")
         batch, step = moved["batch"], moved["step"]
     else:
         assert type(moved) is type(obj) and len(moved) == 2, (
             f"to_device of a {container} must give a {container} again, item for item (a named tuple keeps its "
-            f"type: type(obj)(*items))\n  it gave {kind(moved)}"
-            + (f" of {len(moved)} items" if isinstance(moved, (list, tuple)) else ""))
+            f"type: type(obj)(*items))\n  it gave {shown(moved)}")
         batch, step = moved
     assert type(batch) is Pair and batch.first.device == ELSEWHERE and step == 3, (
         "inside the container, a named tuple keeps its type and its tensors move; other values pass through\n"
-        f"  the inner named tuple became {kind(batch)}"
-        + (f" holding {describe(batch[0])}" if isinstance(batch, tuple) else "") + f"; the device is {META}")
+        f"  the inner named tuple became {shown(batch)}; the device is {META}")
     assert_unchanged(before, obj, "to_device")
 
 

@@ -97,17 +97,20 @@ def test_build_model_returns_an_nn_sequential(model):
         f"  it returned a {type(net).__name__}")
 
 
+OTHER_LAYER = "layer {index} is {got}, the book has {want} there.\nThe book's layers, in order:\n  {book}"
+FEWER_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: missing {missing}"
+MORE_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: extra {extra}"
+
+
 def test_layers_match_the_book_in_order(model):
     found = [describe(m) for m in layers(model.build_model())]
     expected = [describe(m) for m in layers(book_cnn())]
     for i, (want, got) in enumerate(zip(expected, found)):
-        assert got == want, (
-            f"layer {i} is {got}, the book has {want} there.\n"
-            f"The book's layers, in order:\n  " + "\n  ".join(expected))
-    assert len(found) == len(expected), (
-        f"build_model() has {len(found)} layers, the book's CNN has {len(expected)}: "
-        + (f"missing {expected[len(found):]}" if len(found) < len(expected)
-           else f"extra {found[len(expected):]}"))
+        assert got == want, say(OTHER_LAYER, index=i, got=got, want=want, book="\n  ".join(expected))
+    assert len(found) >= len(expected), say(FEWER_LAYERS, found=len(found), expected=len(expected),
+                                            missing=expected[len(found):])
+    assert len(found) == len(expected), say(MORE_LAYERS, found=len(found), expected=len(expected),
+                                            extra=found[len(expected):])
 
 
 def test_parameter_count_is_the_books_388673(model):

@@ -23,7 +23,7 @@ from torch import nn
 
 from kata.checks import lessons
 from kata.checks.book import book_epoch
-from kata.checks.doubles import HalfModel, tiny_setup
+from kata.checks.doubles import HalfModel, HostBatch, tiny_setup
 from kata.checks.lessons import say
 from kata.checks.loop import (
     graph_kept,
@@ -44,7 +44,25 @@ SYNC_LESSON = (
 
 
 MOVE_ADVICE = ("Move every batch (x = x.to(device), y = y.to(device)), and make the running sums on the device "
-               "(torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor.")
+               "(torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor; the "
+               "check can't tell which of these it was.")
+BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x.to(device)` RETURNS the moved tensor and "
+                   "leaves x where it was, so write `x = x.to(device)`")
+SUMS_ON_THE_CPU = ("the running sums are on the CPU while each batch's numbers are on the device: make the sums on "
+                   "the device (torch.zeros((), device=device)); an in-place += into a CPU tensor can't take a device "
+                   "tensor (CUDA refuses it: 'Expected all tensors to be on the same device')")
+
+
+def mixed_cause(names: dict) -> str | None:
+    """For PyTorch's error for two devices in one op: the cause, from train_epoch's frame, or None."""
+    if any(type(v) is HostBatch for v in names.values()):
+        return BATCH_NOT_MOVED
+    tensors = [v for v in names.values() if isinstance(v, torch.Tensor)]
+    if any(t.device.type == "cpu" for t in tensors) and any(t.device.type != "cpu" for t in tensors):
+        return SUMS_ON_THE_CPU
+    return None
+
+
 NOT_FLOATS = ("train_epoch returns Python floats: convert the device sums once, at the end (e.g. "
               "torch.stack([loss_sum, correct_sum]).tolist())\n  its {name} is {value}")
 
@@ -53,7 +71,8 @@ def run_epoch(sync, model, dl, optimizer, device, log=None, kept=None):
     """sync.train_epoch(...), with the learner's device and NumPy errors explained (given the setup's
     log, every backward pass, step and zero_grad recorded; given a dict, its functions' locals kept)."""
     __tracebackhide__ = True
-    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", MOVE_ADVICE):
+    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", MOVE_ADVICE,
+                                  mixed=mixed_cause):
         if log is None:
             return sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
         with log.watching(model), locals_at_return(target_of(sync).path) as captured:
@@ -112,10 +131,11 @@ def test_train_epoch_trains_the_model_as_the_book_does(sync):
         fail_if(training_problem(log) or (
             "after one epoch the weights differ from the book's loop: per batch forward, BCELoss, backward, "
             "optimizer.step(), optimizer.zero_grad()"))
-    assert log.calls and all(phase == "train" and training and grad and moved
-                             for phase, training, grad, moved in log.calls), (
-        "train_epoch must run the model in train() mode with gradients, on batches moved to the device "
-        "(x = x.to(device))")
+    assert log.calls, "train_epoch must run the model on every batch of dl"
+    for _, training, grad, moved in log.calls:
+        if not moved:
+            fail_if(f"{BATCH_NOT_MOVED}\n  a batch of train_epoch(model, dl, loss_fn, optimizer, cpu)")
+        assert training and grad, "train_epoch must run the model in train() mode, with gradients"
 
 
 def test_train_epoch_runs_in_train_mode_even_after_validation(sync):
@@ -232,5 +252,5 @@ def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accele
     devices = {p.device.type for p in model.parameters()}
     assert devices == {accelerator.type}, (
         f"train_epoch must leave the model where it is\n  a model on {accelerator} ended up on {devices}")
-    assert all(moved for *_, moved in log.calls), (
-        "a batch reached the model without being moved: write `x = x.to(device)`")
+    if not all(moved for *_, moved in log.calls):
+        fail_if(f"{BATCH_NOT_MOVED}\n  a batch of train_epoch(model, dl, loss_fn, optimizer, {accelerator})")

@@ -23,11 +23,12 @@ import pytest
 import torch
 from hypothesis import example, given
 from hypothesis import strategies as st
+from torch import nn
 from torch.utils.data import DataLoader
 
 from kata.checks import lessons
 from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
-from kata.checks.doubles import N_VALID, HalfModel, replay
+from kata.checks.doubles import N_VALID, HalfModel, HostBatch, replay
 from kata.checks.doubles import tiny_setup as setup
 from kata.checks.history import HISTORY_NAMES
 from kata.checks.lessons import say
@@ -39,10 +40,32 @@ MOVE_ADVICE = ("Move every batch with `x_batch = x_batch.to(device)` (Tensor.to 
 PLOT_ADVICE = ("Code in train that plots or converts to NumPy gets the raw sums: make each history entry a Python "
                "float while training (.item()), and leave the drawing to plotting.py "
                "(train(..., on_epoch=live.update)).")
-MODEL_NOT_MOVED = (
-    "given a device, {function} moves the model there first, in place: Module.to moves the caller's model "
-    "object (its parameters), so model.to(device) is all it takes\n"
-    "  after {call}, the model, which was on {before}, is on {after}")
+MODEL_NOT_MOVED_FIRST = ("given a device, {function} moves the model there first, in place: Module.to moves the "
+                         "caller's model object (its parameters), so model.to(device) is all it takes")
+MODEL_NOT_MOVED = MODEL_NOT_MOVED_FIRST + "\n  after {call}, the model, which was on {before}, is on {after}"
+BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
+                   "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
+DEVICE_NONE = ("device=None means the model's own device (that of its first parameter, "
+               "next(model.parameters()).device): the batches go where the model is, and the model stays there")
+
+
+def mixed_cause(function: str, device):
+    """For PyTorch's error for two devices in one op: the cause, from the learner's frame (a batch
+    still as the loader gave it, a model left on the CPU, device=None taken for the CPU), or None."""
+
+    def cause(names: dict) -> str | None:
+        if any(type(v) is HostBatch for v in names.values()):
+            return BATCH_NOT_MOVED
+        models = [m for m in names.values() if isinstance(m, nn.Module) and next(m.parameters(), None) is not None]
+        places = {next(m.parameters()).device.type for m in models}
+        on_device = any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in names.values())
+        if device is not None and "cpu" in places and on_device:
+            return say(MODEL_NOT_MOVED_FIRST, function=function)
+        if device is None and places - {"cpu"}:
+            return DEVICE_NONE
+        return None
+
+    return cause
 
 
 def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
@@ -51,7 +74,7 @@ def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
     __tracebackhide__ = True
     device = kwargs.get("device")
     who = f"train(model, {epochs}, train_dl, valid_dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE):
+    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE, mixed_cause("train", device)):
         if log is None:
             return training.train(model, epochs, train_dl, valid_dl, **kwargs)
         with log.watching(model):
@@ -62,7 +85,7 @@ def call_evaluate(training, model, dl, **kwargs):
     __tracebackhide__ = True
     device = kwargs.get("device")
     who = f"evaluate(model, dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE):
+    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE, mixed_cause("evaluate", device)):
         return training.evaluate(model, dl, **kwargs)
 
 
@@ -192,6 +215,8 @@ def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(tr
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 2, train_dl, valid_dl)
     phases = {phase for phase, *_ in log.calls}
+    if "valid" not in phases:
+        fail_if(lessons.NO_VALIDATION)
     assert phases == {"train", "valid"}, (
         "train must run the model on every training batch and every validation batch\n"
         f"  the model ran on the {sorted(map(str, phases))} batches only")
@@ -215,12 +240,8 @@ def test_every_batch_is_moved_to_the_device(training, device):
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 1, train_dl, valid_dl, device=device and torch.device(device))
     for phase, _, _, moved in log.calls:
-        assert moved, (
-            "a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
-            "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`"
-            f"\n  a {phase} batch, with device={device}"
-            + (" (device=None means the model's own device: next(model.parameters()).device)" if device is None
-               else ""))
+        if not moved:
+            fail_if(f"{BATCH_NOT_MOVED}\n  a {phase} batch, with device={device}")
 
 
 class Moved(Exception):
@@ -247,11 +268,10 @@ def test_the_model_is_moved_to_the_given_device_in_place(training):
         pass
     except Exception:   # noqa: BLE001 - the run failed before any move: the assert says so
         pass
-    assert moves, (
-        "train(..., device=torch.device('cpu')) never moved the model there: given a device, move the model to "
-        "it first, with model.to(device) (Module.to moves its parameters in place, so the caller's model goes "
-        "too)\n  the model was on the meta device (PyTorch's device of shapes without data, standing for a "
-        "device that is not the CPU)")
+    if not moves:
+        fail_if(say(MODEL_NOT_MOVED_FIRST, function="train") + "\n  train(..., device=torch.device('cpu')) never "
+                "moved a model that was on the meta device (PyTorch's device of shapes without data, standing for "
+                "a device that is not the CPU)")
 
 
 def test_the_callers_model_is_the_one_trained(training):
@@ -271,6 +291,8 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
     problem = training_problem(log)
     if problem == lessons.ANOTHER_MODEL:    # the validation scores of a copy
         fail_if(problem)
+    if not log.forwards("valid"):
+        fail_if(lessons.NO_VALIDATION)
     log.events.clear()
     got_loss, got_acc = (float(v) for v in call_evaluate(training, model, valid_dl))
     fail_if(means_problem(measures(log, "valid", N_VALID), "evaluate's loss", got_loss, "loss")
@@ -317,22 +339,40 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
         f"(pred >= 0.5) == label\n  evaluate gave {result}, the book's measures give {want}")
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), (
         "evaluate changed the weights: it only measures (no optimizer, no backward)")
-    assert log.calls and all(not training_ and not grad and moved for _, training_, grad, moved in log.calls), (
-        "evaluate must run the model in eval() mode under torch.no_grad(), with each batch moved to the device")
+    assert log.calls, "evaluate must run the model on the batches of dl"
+    for _, training_, grad, moved in log.calls:
+        if not moved:
+            fail_if(f"{BATCH_NOT_MOVED}\n  a batch of evaluate(model, dl)")
+        assert not training_, (
+            "evaluate must run the model in eval() mode (model.eval()), or Dropout keeps dropping units and the "
+            "score is noisy")
+        assert not grad, (
+            "evaluate must run the model without gradients (`with torch.no_grad():`, or torch.inference_mode()), "
+            "so no autograd graph is built for nothing")
 
 
 def test_a_probability_of_one_half_counts_as_a_smile(training):
     # A model that says exactly 0.5 for every image (and never learns): the book's `pred >= 0.5`
     # predicts 1 for each, so the accuracy is the share of labels that are 1.
-    model, train_dl, valid_dl, _ = setup(model=HalfModel())
-    history = run_train(training, model, 1, train_dl, valid_dl)
+    model, train_dl, valid_dl, log = setup(model=HalfModel())
+    history = run_train(training, model, 1, train_dl, valid_dl, log=log)
+    train_log = list(log.events)
+    log.events.clear()
     result = [float(v) for v in call_evaluate(training, model, valid_dl)]
-    share = {"train": train_dl.y.float().mean().item(), "valid": valid_dl.y.float().mean().item()}
+    ones = {"train": train_dl.y.float().mean().item(), "valid": valid_dl.y.float().mean().item()}
     for who, got, phase in (("train's accuracy_hist_train[0]", history[2][0], "train"),
                             ("train's accuracy_hist_valid[0]", history[3][0], "valid"),
                             ("evaluate(model, valid_dl)", result[1], "valid")):
-        assert got == pytest.approx(share[phase]), say(lessons.ACCURACY_AT_ONE_HALF, who=who, got=f"{got:.4f}",
-                                                       share=f"{share[phase]:.4f}")
+        if got == pytest.approx(ones[phase]):
+            continue
+        if got == pytest.approx(1 - ones[phase]):    # every 0.5 taken for a 0
+            fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=who, got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
+        if who.startswith("train"):   # another cause: said as the other checks say it
+            log.events[:] = train_log
+            fail_if(measured_wrong(log, history, 1, train_dl, valid_dl))
+        else:
+            fail_if(means_problem(measures(log, "valid", N_VALID), "evaluate's accuracy", got, "accuracy"))
+        fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=who, got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
 
 
 def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
@@ -367,11 +407,12 @@ def test_training_on_the_accelerator_keeps_float_histories(training, accelerator
 def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, accelerator):
     model, _, log = train_on(training, accelerator, epochs=1)
     devices = {p.device.type for p in model.parameters()}
-    assert devices == {accelerator.type}, say(MODEL_NOT_MOVED, function="train", before="cpu",
-                                              after=", ".join(sorted(devices)),
-                                              call=f"train(model, ..., device={accelerator})")
-    assert all(moved for *_, moved in log.calls), (
-        "a batch reached the model without being moved: write `x_batch = x_batch.to(device)`")
+    if devices != {accelerator.type}:
+        fail_if(say(MODEL_NOT_MOVED, function="train", before="cpu", after=", ".join(sorted(devices)),
+                    call=f"train(model, ..., device={accelerator})"))
+    for phase, _, _, moved in log.calls:
+        if not moved:
+            fail_if(f"{BATCH_NOT_MOVED}\n  a {phase} batch, with device={accelerator}")
 
 
 @pytest.mark.cuda
@@ -406,9 +447,8 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
     model.to(accelerator)
     run_train(training, model, 1, train_dl, valid_dl)
     devices = {p.device.type for p in model.parameters()}
-    assert devices == {accelerator.type}, (
-        "device=None means the model's own device (next(model.parameters()).device): the model stays there\n"
-        f"  a model on {accelerator} ended up on {devices}")
+    if devices != {accelerator.type}:
+        fail_if(f"{DEVICE_NONE}\n  a model on {accelerator} ended up on {', '.join(sorted(devices))}")
 
 
 @pytest.mark.cuda
@@ -443,7 +483,7 @@ def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
     except pytest.fail.Exception:
         failed = True
     after = {p.device.type for p in model.parameters()}
-    assert after == {accelerator.type}, say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu",
-                                            after=", ".join(sorted(after)))
+    if after != {accelerator.type}:
+        fail_if(say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu", after=", ".join(sorted(after))))
     if failed:
         call_evaluate(training, model, valid_dl, device=accelerator)   # the error again, explained

@@ -14,9 +14,19 @@ without importing it.
 
 from __future__ import annotations
 
-__all__ = ["ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LOSS_GOT_INTEGER_LABELS",
-           "LOSS_GOT_OTHER_SHAPES", "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NUMPY_LESSONS", "PYTORCH_ERROR_AT",
-           "TRAIN_CRASH", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS", "WHERE_IN_A_LIBRARY", "say"]
+__all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
+           "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE",
+           "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT", "ENTRY_AT", "ENTRY_AT_ALSO",
+           "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER",
+           "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOSS_DIVIDED_BY_BATCHES",
+           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
+           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
+           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED", "MIXED_DEVICES",
+           "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NO_STEP", "NO_TRAINING_BATCH", "NO_VALIDATION",
+           "NUMPY_LESSONS", "OPTIMIZER_CLASS", "PYTORCH_ERROR_AT", "STEP_BEFORE_BACKWARD", "STEP_COUNT",
+           "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT",
+           "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS", "WHERE_IN_A_LIBRARY",
+           "ZEROED_BEFORE_STEP", "say"]
 
 
 def say(template: str, /, **values) -> str:
@@ -85,8 +95,8 @@ NUMPY_LESSONS = {
 PYTORCH_ERROR_AT = "  {who} failed {where}\n  {error}"
 WHERE_IN_A_LIBRARY = "in a library call"
 
-MIXED_DEVICES = ("Tensors on two devices met in one operation in {who}: PyTorch computes only where all of an "
-                 "operation's tensors are. {advice}")
+MIXED_DEVICES = ("Tensors on two devices met in one operation: PyTorch computes only where all of an operation's "
+                 "tensors are. {advice}")
 # Which of the learner's names were where, in the line that failed (from its frame).
 MIXED_DEVICES_FRAME = "  in that line's function: {placed}"
 

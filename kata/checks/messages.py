@@ -20,7 +20,8 @@ from kata.checks import lessons
 from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
 
 __all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
-           "history_entry_problem", "loss_misuse", "numpy_refusal", "tensors_by_device", "value_problem", "where_in"]
+           "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "tensors_by_device",
+           "value_problem", "where_in"]
 
 
 def describe(value) -> str:
@@ -60,10 +61,10 @@ def entry_kind(value) -> str | None:
     'device tensor', 'grad tensor', 'cpu tensor', 'numpy scalar' or 'other'."""
     if type(value) is float:
         return None
-    if isinstance(value, torch.Tensor):
-        if value.device.type != "cpu":
-            return "device tensor"
-        return "grad tensor" if value.requires_grad else "cpu tensor"
+    if isinstance(value, torch.Tensor):   # requires grad first: that is wrong on the CPU too
+        if value.requires_grad:
+            return "grad tensor"
+        return "device tensor" if value.device.type != "cpu" else "cpu tensor"
     if isinstance(value, np.generic):
         return "numpy scalar"
     return "other"
@@ -154,13 +155,11 @@ def loss_misuse(exc: BaseException) -> str | None:
     return None
 
 
-def tensors_by_device(exc: BaseException, folder) -> str:
-    """In the learner's frame where ``exc`` was raised: its tensors (and modules) by device,
-    'x_batch, loss_sum on cpu; loss, pred, model on simgpu:0', or '' if that can't be said."""
-    from kata.harness.tracebacks import place_in
-
-    if folder is None or place_in(exc, folder) is None:
-        return ""
+def learner_locals(exc: BaseException, folder) -> dict:
+    """The local variables of the last frame of ``exc``'s traceback in the learner's code (a file
+    under ``folder``), or {}."""
+    if folder is None:
+        return {}
     root = Path(folder).resolve()
     frame = None
     tb = exc.__traceback__
@@ -169,10 +168,14 @@ def tensors_by_device(exc: BaseException, folder) -> str:
         if file == root or file.is_relative_to(root):
             frame = tb.tb_frame
         tb = tb.tb_next
-    if frame is None:
-        return ""
+    return dict(frame.f_locals) if frame is not None else {}
+
+
+def tensors_by_device(names: dict) -> str:
+    """A frame's tensors (and modules) by device, 'x_batch, loss_sum on cpu; loss, pred, model on
+    simgpu:0', or '' if they are all on one device."""
     where: dict[str, list[str]] = {}
-    for name, value in frame.f_locals.items():
+    for name, value in names.items():
         if isinstance(value, torch.Tensor):
             where.setdefault(str(value.device), []).append(name)
         elif isinstance(value, torch.nn.Module):
@@ -185,14 +188,15 @@ def tensors_by_device(exc: BaseException, folder) -> str:
 
 
 @contextlib.contextmanager
-def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: str = ""):
+def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: str = "", mixed=None):
     """Run the learner's code (the module ``handle``), explaining the errors a
     learner of this kata meets: devices mixed in one op (with ``advice``, and which
-    of their tensors were where), nn.BCELoss() given integer labels or predictions
-    of another shape, and NumPy (through matplotlib) refusing a device tensor, the
-    seed's crash, or a tensor that requires grad (with ``numpy_advice``). Each with
-    the line of the learner's file and PyTorch's own words; anything else passes
-    through untouched."""
+    of their tensors were where; ``mixed(names)``, given the learner's frame's local
+    variables, may name the cause in its own first line), nn.BCELoss() given
+    integer labels or predictions of another shape, and NumPy (through matplotlib)
+    refusing a device tensor, the seed's crash, or a tensor that requires grad (with
+    ``numpy_advice``). Each with the line of the learner's file and PyTorch's own
+    words; anything else passes through untouched."""
     from kata.harness.target import target_of
 
     __tracebackhide__ = True
@@ -206,9 +210,11 @@ def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: 
         refusal = numpy_refusal(exc)
         misuse = loss_misuse(exc)
         if _mismatch(exc):
-            placed = tensors_by_device(exc, folder)
+            names = learner_locals(exc, folder) if where_in(exc, folder) else {}
+            placed = tensors_by_device(names)
             frame = f"\n{lessons.say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
-            message = f"{lessons.say(lessons.MIXED_DEVICES, who=what, advice=advice)}{frame}\n{details}"
+            first = (mixed(names) if mixed is not None else None) or lessons.say(lessons.MIXED_DEVICES, advice=advice)
+            message = f"{first}{frame}\n{details}"
         elif misuse is not None:
             message = f"{misuse}\n{details}"
         elif refusal is not None:
