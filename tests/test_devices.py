@@ -33,6 +33,14 @@ META = ("meta (PyTorch's `meta` device: tensors there have a shape and a dtype b
         "a device that is not the CPU, the way a GPU is, on any machine)")
 
 
+NOT_MOVED = ("a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
+             "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
+             "  after {call}, {path} is {value}")
+MODULE_DEVICE = ("device_of(model) must say where the model's parameters are: a module lives where its first "
+                 "parameter is (else its first buffer; None for a module that holds no tensors)\n"
+                 "  {case}, device_of(model) gave {got}")
+
+
 def kind(value) -> str:
     """A container's type, or a leaf as describe() says it (never an internal class name)."""
     return type(value).__name__ if isinstance(value, (dict, list, tuple)) else describe(value)
@@ -126,14 +134,12 @@ def test_device_of_a_tensor_is_its_device(devices, t):
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     got = devices.device_of(model)
-    assert got == torch.device("cpu"), (
-        f"device_of(model) of a model built on the CPU gave {got!r}: a module lives where its parameters are "
-        "(next(model.parameters()).device)")
+    if got != torch.device("cpu"):
+        fail_if(say(MODULE_DEVICE, case="for a model built on the CPU", got=repr(got)))
     model.to(ELSEWHERE)
     got = devices.device_of(model)
-    assert got == ELSEWHERE, (
-        "after model.to(device), device_of(model) must say that device: a module lives where its parameters are "
-        f"(next(model.parameters()).device)\n  it gave {got!r}; the model was moved to {META}")
+    if got != ELSEWHERE:
+        fail_if(say(MODULE_DEVICE, case=f"after model.to(device) to {META}", got=repr(got)))
 
     class OnlyBuffers(nn.Module):
         def __init__(self):
@@ -177,9 +183,9 @@ def test_assignment_moves_nothing(devices):
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
     model = nn.Linear(3, 1)
     returned = model.to(ELSEWHERE)
-    assert returned is model and devices.device_of(model) == ELSEWHERE, (
-        "Module.to moves the module's own parameters and returns the same module object, so device_of(model) "
-        f"must say where it went\n  device_of(model) gave {devices.device_of(model)!r} after model.to({META})")
+    assert returned is model, "Module.to moves the module's own parameters and returns the same module object"
+    if devices.device_of(model) != ELSEWHERE:
+        fail_if(say(MODULE_DEVICE, case=f"after model.to(device) to {META}", got=repr(devices.device_of(model))))
     t = torch.ones(2)
     t.to(ELSEWHERE)          # the result is thrown away: t has not moved
     assert devices.device_of(t) == torch.device("cpu"), (
@@ -207,10 +213,8 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices, obj):
     moved = devices.to_device(obj, ELSEWHERE)
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
-            assert isinstance(new, torch.Tensor) and new.device == ELSEWHERE, (
-                "a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
-                "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
-                f"  after to_device(obj, ELSEWHERE), {path} is {describe(new)}; ELSEWHERE is {META}")
+            if not (isinstance(new, torch.Tensor) and new.device == ELSEWHERE):
+                fail_if(say(NOT_MOVED, call=f"to_device(obj, {META})", path=path, value=describe(new)))
             assert new.shape == old.shape and new.dtype == old.dtype, (
                 "a tensor changed its shape or dtype on the way: t.to(device) keeps both\n"
                 f"  {path} was {describe(old)} of {old.dtype}, it became {describe(new)} of {new.dtype}")
@@ -240,9 +244,13 @@ def test_to_device_rebuilds_each_kind_of_container(devices, container):
             f"to_device of a {container} must give a {container} again, item for item (a named tuple keeps its "
             f"type: type(obj)(*items))\n  it gave {shown(moved)}")
         batch, step = moved
-    assert type(batch) is Pair and batch.first.device == ELSEWHERE and step == 3, (
-        "inside the container, a named tuple keeps its type and its tensors move; other values pass through\n"
-        f"  the inner named tuple became {shown(batch)}; the device is {META}")
+    assert type(batch) is Pair, (
+        "inside the container, a named tuple keeps its type (type(obj)(*items))\n"
+        f"  the inner named tuple became {shown(batch)}")
+    if batch.first.device != ELSEWHERE:
+        fail_if(say(NOT_MOVED, call=f"to_device({container} of a named tuple, {META})", path="the inner tensor",
+                    value=describe(batch.first)))
+    assert step == 3, f"a value that is not a tensor must pass through unchanged\n  3 became {describe(step)}"
     assert_unchanged(before, obj, "to_device")
 
 
@@ -391,10 +399,8 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
     moved = devices.to_device(obj, accelerator)
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
-            assert isinstance(new, torch.Tensor) and new.device.type == accelerator.type, (
-                "a tensor was not moved to the accelerator: `t.to(device)` RETURNS the moved tensor (t stays where "
-                "it was); every tensor, however deep, must be the one .to returned\n"
-                f"  after to_device(obj, {accelerator}), {path} is {describe(new)}")
+            if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
+                fail_if(say(NOT_MOVED, call=f"to_device(obj, {accelerator})", path=path, value=describe(new)))
     plain = convert(devices, moved)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
@@ -418,9 +424,8 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
     model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
     model.to(accelerator)
     got = devices.device_of(model)
-    assert isinstance(got, torch.device) and got.type == accelerator.type, (
-        "a module lives where its parameters are: after model.to(device), device_of(model) is that device\n"
-        f"  device_of(model) gave {got!r} after model.to({accelerator})")
+    if not (isinstance(got, torch.device) and got.type == accelerator.type):
+        fail_if(say(MODULE_DEVICE, case=f"after model.to({accelerator})", got=repr(got)))
     x = torch.ones(3, 4)
     got = devices.device_of(x.to(accelerator).float())
     assert isinstance(got, torch.device) and got.type == accelerator.type, (
