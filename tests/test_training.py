@@ -69,6 +69,11 @@ def mixed_cause(function: str, device):
     return cause
 
 
+EVALUATE_MEASURES = ("evaluate must give the loss times batch size summed and divided by len(dl.dataset), and the "
+                     "share of (pred >= 0.5) == label, of the model as it was given (evaluate only measures)\n"
+                     "  evaluate gave {got}, the book's measures give {want}")
+
+
 def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
     """training.train(...), with the learner's device and NumPy errors explained (and, given the
     setup's log, every backward pass, step and zero_grad recorded)."""
@@ -337,9 +342,8 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
     model.eval()
     with torch.no_grad():
         want = book_epoch(model, valid_dl)
-    assert result == (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])), (
-        "evaluate must give the loss times batch size summed and divided by len(dl.dataset), and the share of "
-        f"(pred >= 0.5) == label\n  evaluate gave {result}, the book's measures give {want}")
+    if result != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
+        fail_if(say(EVALUATE_MEASURES, got=result, want=want))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), (
         "evaluate changed the weights: it only measures (no optimizer, no backward)")
     assert log.calls, "evaluate must run the model on the batches of dl"
@@ -465,13 +469,19 @@ def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     problem = means_problem(m, "evaluate's loss", result[0], "loss") or means_problem(
         m, "evaluate's accuracy", result[1], "accuracy")
     fail_if(problem)
-    model.to("cpu").eval()
+    cpu_model, _, cpu_dl, _ = setup()
+    cpu_model.eval()
     with torch.no_grad():
-        want = book_epoch(model, valid_dl)
-    assert result == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])), (
-        "the same evaluate gives other numbers on the accelerator than the book's measures on the CPU: the device "
-        "changes where the numbers are computed, not what they are\n"
-        f"  evaluate on {accelerator} gave {result}, on the CPU {want}")
+        want = book_epoch(cpu_model, cpu_dl)
+    if result == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
+        return
+    # What is wrong on the CPU too is said as the CPU's check says it: the device is not the cause.
+    on_cpu = call_evaluate(training, cpu_model, cpu_dl)
+    if tuple(on_cpu) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
+        fail_if(say(EVALUATE_MEASURES, got=tuple(on_cpu), want=want))
+    pytest.fail("the same evaluate gives other numbers on the accelerator than on the CPU: the device changes where "
+                "the numbers are computed, not what they are, so something in evaluate depends on the device\n"
+                f"  evaluate on {accelerator} gave {result}, on the CPU {tuple(on_cpu)}", pytrace=False)
 
 
 @pytest.mark.cuda

@@ -53,6 +53,7 @@ class Event:
     lr: float | None = None
     own: bool = True
     grad: bool = True
+    optimizer_id: int = 0
 
 
 class Log:
@@ -96,7 +97,7 @@ class Log:
             lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
             events.append(Event("step", self.phase, optimizer=type(optimizer).__name__,
                                 lr=float(lr) if isinstance(lr, (int, float)) else None,
-                                own=any(id(p) in mine for p in stepped)))
+                                own=any(id(p) in mine for p in stepped), optimizer_id=id(optimizer)))
 
         handle = register_optimizer_step_pre_hook(step)
         torch.autograd.backward = backward

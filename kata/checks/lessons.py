@@ -16,17 +16,17 @@ from __future__ import annotations
 
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
            "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE",
-           "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT", "ENTRY_AT", "ENTRY_AT_ALSO",
-           "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER",
-           "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOSS_DIVIDED_BY_BATCHES",
-           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
-           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
-           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED", "MIXED_DEVICES",
-           "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NO_STEP", "NO_TRAINING_BATCH", "NO_VALIDATION",
-           "NUMPY_LESSONS", "OPTIMIZER_CLASS", "PYTORCH_ERROR_AT", "STEP_BEFORE_BACKWARD", "STEP_COUNT",
-           "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT",
-           "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS", "WHERE_IN_A_LIBRARY",
-           "ZEROED_BEFORE_STEP", "say"]
+           "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "ENTRY_AT",
+           "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
+           "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE",
+           "LOSS_DIVIDED_BY_BATCHES", "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS",
+           "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1",
+           "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED",
+           "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NO_STEP",
+           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "PYTORCH_ERROR_AT",
+           "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH",
+           "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS",
+           "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
 
 
 def say(template: str, /, **values) -> str:
@@ -110,6 +110,12 @@ LOSS_GOT_OTHER_SHAPES = (
     "(.squeeze() also drops N when a batch holds one image)")
 
 
+BACKWARD_WITHOUT_GRAPH = (
+    "loss.backward() was called on a loss that has no autograd graph: it was computed under torch.no_grad() (or "
+    "torch.inference_mode()), or from detached tensors. Backpropagate in training only, where the forward pass "
+    "runs with gradients; evaluation measures without them and never calls backward")
+
+
 # --- the label (data) ------------------------------------------------------------------
 
 LABEL_NOT_A_TENSOR = (
@@ -150,6 +156,9 @@ ANOTHER_MODEL = (
 OPTIMIZER_CLASS = ("the optimizer is torch.optim.{found}; the book trains with torch.optim.Adam over the model's "
                    "parameters, learning rate 0.001")
 LEARNING_RATE = "Adam's learning rate is {lr}; the book's is 0.001 (lr=0.001)"
+NEW_OPTIMIZER = ("the training made a new optimizer more than once, so Adam's running averages of the gradients "
+                 "start again from zero each time: make the optimizer once, before the epochs\n"
+                 "  the loop stepped {optimizers} different optimizers")
 LOSS_FUNCTION = (
     "the loss is not nn.BCELoss() of the model's probabilities (the first column of its output) against the "
     "labels as floats: another loss function, or the output changed before the loss (a second sigmoid, a loss "

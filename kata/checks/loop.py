@@ -121,6 +121,8 @@ def training_problem(log: Log) -> str | None:
         return say(lessons.OPTIMIZER_CLASS, found=next(e.optimizer for e in steps if e.optimizer != "Adam"))
     if any(e.lr is not None and not math.isclose(e.lr, BOOK_LR) for e in steps):
         return say(lessons.LEARNING_RATE, lr=next(e.lr for e in steps if e.lr is not None))
+    if len({e.optimizer_id for e in steps}) > 1:
+        return say(lessons.NEW_OPTIMIZER, optimizers=len({e.optimizer_id for e in steps}))
     problem = loss_function_problem(log)
     if problem is not None:
         return problem

@@ -146,12 +146,15 @@ _OTHER_SHAPES = re.compile(r"Using a target size \(torch\.Size\(\[.*\]\)\) that 
 
 def loss_misuse(exc: BaseException) -> str | None:
     """The lesson for nn.BCELoss() given integer labels, or predictions and labels of other
-    shapes (PyTorch's own error, explained); None for any other error."""
+    shapes, or for backward() of a loss without a graph (PyTorch's own error, explained);
+    None for any other error."""
     text = str(exc)
     if isinstance(exc, RuntimeError) and any(words in text for words in _INTEGER_LABELS):
         return lessons.LOSS_GOT_INTEGER_LABELS
     if isinstance(exc, ValueError) and _OTHER_SHAPES.search(text):
         return lessons.LOSS_GOT_OTHER_SHAPES
+    if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in text:
+        return lessons.BACKWARD_WITHOUT_GRAPH
     return None
 
 
