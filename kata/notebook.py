@@ -14,9 +14,11 @@ see ``exercises/NAME.py``. The module's attributes are the namespace's at the
 time of the call; a check that patches one (``monkeypatch.setattr(module,
 "CelebA", spy)``) patches the namespace too, for the check's duration, because
 the notebook's functions read their globals from there. The run prints the
-failures' messages (grouped: one per cause) and the exercise's row of the
-table that ``pytest exercises/NAME.py`` ends with, and records progress in the
-current folder (the notebook's), as a run on a folder does.
+failures one block per cause and the exercise's row of the table, exactly as
+``pytest exercises/NAME.py`` shows them (both read the outcome model,
+kata/harness/outcomes.py, from the same records; an error in a cell names the
+cell), and records progress in the current folder (the notebook's), as a run
+on a folder does.
 
 The checks marked ``cuda`` run on CUDA where there is one (Colab), else on MPS,
 else on the simulated accelerator, which must be installed before the
@@ -24,8 +26,7 @@ process's first backward pass: ``kata.check`` installs it at its first call;
 if the notebook trained something before that, those checks are left out and
 the result says why (restart the kernel and check first).
 
-:class:`Collector` is the pytest plugin that records each check's outcome and
-message; ``kata watch`` uses it too. ``python -m kata.notebook run NOTEBOOK...``
+``python -m kata.notebook run NOTEBOOK...``
 executes notebooks with nbclient (CI does, so the notebooks can't rot).
 """
 
@@ -34,52 +35,23 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-import re
 import sys
 import time
 import traceback
 import types
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
 
 from kata import curriculum
+from kata.harness import outcomes
+from kata.harness.grouping import Recorder
 from kata.harness.plugin import GivenTarget
 from kata.harness.target import Target
-from kata.harness.tracebacks import display
+from kata.harness.tracebacks import Place, display
 
-__all__ = ["CheckResult", "Collector", "NamespaceTarget", "Outcome", "Problem", "check", "execute",
-           "format_problems", "main", "message_of", "problems"]
-
-
-# --- what a check run said ---------------------------------------------------------
-
-
-@dataclass
-class Outcome:
-    """One check: ``passed``, ``failed``, ``todo`` (stopped at an unwritten stub) or ``skipped``."""
-
-    nodeid: str
-    check: str            # the check's function, without its parameters
-    outcome: str
-    message: str = ""
-
-
-@dataclass
-class Problem:
-    """One cause of failures: its message, and the checks that failed with it."""
-
-    message: str
-    checks: list[str]
-    todo: bool = False
-
-
-def _innermost(exc: BaseException) -> BaseException:
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    return exc
+__all__ = ["CheckResult", "NamespaceTarget", "check", "execute", "main"]
 
 
 def _cell_label(filename: str) -> str:
@@ -92,98 +64,6 @@ def _cell_label(filename: str) -> str:
             if named:
                 return " ".join(named)
     return filename if filename.startswith("<") else display(filename)
-
-
-def message_of(report: pytest.TestReport, exc: BaseException | None,
-               mine: Callable[[str], bool] | None = None) -> tuple[str, bool]:
-    """(the message a failed check's report stands for, whether it stopped at a stub).
-
-    A message the kata's plugin already made (a missing module, a stub) is taken
-    as it is; an assertion gives its own message (without pytest's introspection);
-    an error raised in the learner's code (``mine(filename)``) says where."""
-    if isinstance(report.longrepr, str):
-        return report.longrepr.strip(), bool(getattr(report, "kata_todo", False))
-    if exc is None:
-        return str(report.longrepr).strip().splitlines()[-1:][0] if report.longrepr else "failed", False
-    exc = _innermost(exc)
-    if isinstance(exc, AssertionError):
-        text = str(exc)
-        text = text.splitlines()[0] if text.startswith("assert ") else text.split("\nassert ")[0]
-        return text.strip() or "an assertion failed", False
-    if isinstance(exc, pytest.fail.Exception):
-        return str(exc.msg).strip(), False
-    if mine is not None:
-        place = None
-        for frame in traceback.extract_tb(exc.__traceback__):
-            if mine(frame.filename):
-                place = frame
-        if place is not None:
-            where = f"{_cell_label(place.filename)}, line {place.lineno}, in {place.name}"
-            if isinstance(exc, NotImplementedError):
-                return f"{_cell_label(place.filename)}: `{place.name}` is not written yet:\n  {exc}", True
-            return f"{where}: {type(exc).__name__}: {exc}", False
-    return f"{type(exc).__name__}: {exc}", False
-
-
-class Collector:
-    """A pytest plugin object: each kata check's outcome and message, in run order.
-
-    ``mine(filename)`` says whether a traceback's file is the learner's code (so an
-    error raised there names its place)."""
-
-    def __init__(self, mine: Callable[[str], bool] | None = None):
-        self.mine = mine
-        self.outcomes: dict[str, Outcome] = {}
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)   # outermost: sees the kata plugin's message
-    def pytest_runtest_makereport(self, item: pytest.Item, call: pytest.CallInfo):
-        report = yield
-        if curriculum.exercise_of(item.path) is None:
-            return report
-        name = getattr(item, "originalname", None) or item.name.split("[")[0]
-        known = self.outcomes.get(item.nodeid)
-        if report.failed:
-            if known is None or known.outcome not in ("failed", "todo"):
-                message, todo = message_of(report, call.excinfo.value if call.excinfo else None, self.mine)
-                self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "todo" if todo else "failed", message)
-        elif report.skipped and known is None:
-            reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
-            self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "skipped", str(reason))
-        elif report.when == "call" and known is None:
-            self.outcomes[item.nodeid] = Outcome(item.nodeid, name, "passed")
-        return report
-
-    def count(self, outcome: str) -> int:
-        return sum(o.outcome == outcome for o in self.outcomes.values())
-
-
-def problems(outcomes) -> list[Problem]:
-    """The failures grouped by cause: one group per check function (its cases usually
-    fail for one reason), then groups with the same message merged (a stub)."""
-    by_check: dict[str, Problem] = {}
-    for o in outcomes:
-        if o.outcome in ("failed", "todo"):
-            group = by_check.setdefault(o.check, Problem(o.message, [], o.outcome == "todo"))
-            group.checks.append(o.nodeid.split("::")[-1])
-    merged: dict[str, Problem] = {}
-    for group in by_check.values():
-        if group.message in merged:
-            merged[group.message].checks += group.checks
-        else:
-            merged[group.message] = group
-    return list(merged.values())
-
-
-def format_problems(found: list[Problem], limit: int = 3) -> list[str]:
-    lines = []
-    for p in found:
-        first, *rest = p.message.splitlines() or [""]
-        lines.append(f"- {first}")
-        lines += [f"  {line}" for line in rest]
-        names = list(dict.fromkeys(check.split("[")[0] for check in p.checks))
-        shown = ", ".join(names[:limit]) + (f" and {len(names) - limit} more" if len(names) > limit else "")
-        lines.append(f"    ({len(p.checks)} check{'s' if len(p.checks) > 1 else ''}: {shown})")
-    return lines
 
 
 # --- a notebook's namespace as a target ----------------------------------------------
@@ -228,6 +108,15 @@ class NamespaceTarget(Target):
             self._loaded[name] = module
         return self._loaded[name]
 
+    def place_of(self, exc: BaseException) -> Place | None:
+        """The last line of the namespace's own code (its cells) in ``exc``'s traceback, or None."""
+        files, found = self.code_files(), None
+        for frame in traceback.extract_tb(exc.__traceback__):
+            if frame.filename in files:
+                found = Place(Path(frame.filename), frame.lineno, frame.name, (frame.line or "").strip(),
+                              label=_cell_label(frame.filename))
+        return found
+
     def code_files(self) -> set[str]:
         """The files the namespace's own functions and classes were compiled from (its cells)."""
         files = set()
@@ -249,13 +138,13 @@ class CheckResult:
 
     exercise: str
     passed: int
-    failed: int
+    failed: int                        # the failing checks, those at a stub included
     skipped: int
     missing: list[str]                 # the exercise's names the namespace does not define
-    problems: list[Problem]
+    blocks: list[outcomes.Block]       # one per cause, as `pytest exercises/NAME.py` shows them
     row: str                           # the exercise's row of the table
     notes: list[str] = field(default_factory=list)
-    outcomes: list[Outcome] = field(default_factory=list, repr=False)
+    records: list[outcomes.Record] = field(default_factory=list, repr=False)
     complete: bool = True              # every check of the exercise ran (False: the cuda ones were left out)
 
     @property
@@ -321,13 +210,6 @@ def _no_side_effects(args: list[str]):
             os.environ["MPLBACKEND"] = backend
 
 
-def _row(text: str, exercise: curriculum.Exercise, passed: int, total: int) -> str:
-    for line in re.sub(r"\x1b\[[0-9;]*m", "", text).splitlines():
-        if line.startswith(f"  {exercise.label} "):
-            return line.rstrip()
-    return f"  {exercise.label:<12} {passed:>3}/{total:<3} passed"
-
-
 def check(name: str, namespace: dict | None = None, *, folder: str | Path | None = None,
           quiet: bool = False) -> CheckResult:
     """Run exercise ``name``'s checks on the functions defined in ``namespace`` (default:
@@ -351,29 +233,25 @@ def check(name: str, namespace: dict | None = None, *, folder: str | Path | None
     if note:
         notes.append(note)
         args += ["--accelerator", "cuda", "-m", "not cuda"]   # no install attempt, and those checks left out
-    files = target.code_files()
-    collector = Collector(mine=lambda filename: filename in files)
+    recorder = Recorder()
     out = io.StringIO()
     start = time.perf_counter()
     with _no_side_effects(args), contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = pytest.main(args, plugins=[GivenTarget(target), collector])
-    outcomes = list(collector.outcomes.values())
-    passed, skipped = collector.count("passed"), collector.count("skipped")
-    failed = collector.count("failed") + collector.count("todo")
-    if not outcomes and code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+        code = pytest.main(args, plugins=[GivenTarget(target), recorder])
+    records = recorder.records
+    if not records and code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
         raise RuntimeError(f"kata.check({name!r}) could not run the checks (pytest exit {code}):\n"
                            + out.getvalue()[-3000:])
-    row = _row(out.getvalue(), exercise, passed, passed + failed + skipped)
-    if note:
-        row = re.sub(r"`pytest [^`]*` runs them all", "restart the kernel to run them all", row)
-    result = CheckResult(name, passed, failed, skipped, missing, problems(outcomes), row, notes, outcomes,
-                         complete=not note)
+    summary = outcomes.summarize(records, partial=[name] if note else ())
+    row = summary.row(name) or outcomes.Row(exercise)
+    result = CheckResult(name, row.passed, row.failed + row.todo, row.skipped, missing, list(summary.blocks),
+                         outcomes.render_row(row, "; restart the kernel to run them all" if row.partial else ""),
+                         notes, records, complete=not note)
     say(f"kata.check({name!r}): {exercise.label}: {exercise.title}  ({time.perf_counter() - start:.1f} s)")
     for line in notes:
         say(f"note: {line}")
-    if result.problems:
-        say(f"\n{len(result.problems)} problem{'s' if len(result.problems) > 1 else ''}:")
-        say("\n".join(format_problems(result.problems)))
+    for block in result.blocks:
+        say(f"{outcomes.heading(block)}\n{outcomes.render_block(block)}")
     say("\n" + result.row)
     if result.done:
         say(f"\n  Exercise {exercise.label} is done.")

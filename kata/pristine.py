@@ -20,6 +20,10 @@ The pristine text of a stub (for ``kata reset NAME``) comes from, in order:
 2. git: the newest commit whose ``exercises/NAME.py`` is a stub (``git`` run as a
    subprocess in the checkout);
 3. neither (no snapshot, no git, or no such commit): ``None``.
+
+The project's own tests take the stubs from here (:func:`stub_source`,
+:func:`write_stubs`), never from ``exercises/`` as it is: in a learner's copy it
+holds their work, and plain ``pytest`` there must pass whatever it holds.
 """
 
 from __future__ import annotations
@@ -32,7 +36,8 @@ from kata import curriculum
 from kata.files import atomic_write
 from kata.project import locate
 
-__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "worked_on", "write_snapshot"]
+__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "worked_on", "write_snapshot",
+           "write_stubs"]
 
 SNAPSHOT_DIR = Path(".kata") / "pristine"   # relative to the checkout's root
 _GIT_COMMITS = 200                          # how far back git is searched for a stub
@@ -156,6 +161,31 @@ def pristine_source(name: str, root: str | Path | None = None) -> str | None:
         if source is not None and is_stub(relative, source, name):
             return source
     return None
+
+
+def stub_source(name: str, root: str | Path | None = None) -> str | None:
+    """Exercise ``name``'s stub: the checkout's ``exercises/NAME.py`` while it is one (a learner's
+    copy holds their work there), else :func:`pristine_source`'s."""
+    root = Path(root) if root is not None else locate().root
+    path = root / "exercises" / f"{name}.py"
+    if is_stub(path):
+        return path.read_text(encoding="utf-8")
+    return pristine_source(name, root)
+
+
+def write_stubs(folder: str | Path, root: str | Path | None = None) -> list[str]:
+    """Write every exercise's stub (:func:`stub_source`) into ``folder``; return the names of
+    those none was found for (a learner's copy without a snapshot or git history)."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    missing = []
+    for ex in curriculum.exercises():
+        source = stub_source(ex.name, root)
+        if source is None:
+            missing.append(ex.name)
+        else:
+            (folder / f"{ex.name}.py").write_text(source, encoding="utf-8")
+    return missing
 
 
 def write_snapshot(stubs: str | Path, root: str | Path) -> list[Path]:

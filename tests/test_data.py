@@ -150,6 +150,7 @@ def attributes_read(data) -> list[int]:
     return read
 
 
+@pytest.mark.audit("smiling")
 def test_smiling_is_attribute_31(data):
     if data.SMILING is None:
         pytest.fail(say(NOT_SET, file=target_of(data).display("data")), pytrace=False)
@@ -157,6 +158,7 @@ def test_smiling_is_attribute_31(data):
         fail_if(say(SMILING_IS, wrong=WRONG_ATTRIBUTE, value=named(data.SMILING)))
 
 
+@pytest.mark.audit("get_smile.reads")
 def test_get_smile_reads_attribute_31(data):
     read = attributes_read(data)
     if read != [31]:
@@ -176,6 +178,7 @@ def label_problem(label, attr) -> str | None:
 
 
 @given(attr=attribute_vectors())
+@pytest.mark.audit("get_smile")
 def test_get_smile_returns_the_smiling_attribute(data, attr):
     label = data.get_smile(attr)
     if isinstance(label, torch.Tensor) and label.shape == () and label.dtype == attr.dtype and torch.equal(
@@ -194,6 +197,7 @@ def test_get_smile_returns_the_smiling_attribute(data, attr):
 
 @pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
                          ids=["train_transform", "eval_transform"])
+@pytest.mark.audit("compose[{which}]")
 def test_transform_is_the_books_compose(data, which, book):
     transform = getattr(data, which)()
     assert isinstance(transform, COMPOSES), (
@@ -206,12 +210,14 @@ def test_transform_is_the_books_compose(data, which, book):
 
 
 @given(image=pil_images())
+@pytest.mark.audit("train.kind")
 def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
     out = run(data.train_transform(), image, seed=0)
     check_tensor_image(out, "train_transform")
 
 
 @given(image=pil_images())
+@pytest.mark.audit("eval.kind")
 def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
     out = data.eval_transform()(image)
     check_tensor_image(out, "eval_transform")
@@ -232,6 +238,7 @@ def check_tensor_image(out, which):
         f"{out.min().item()} to {out.max().item()}")
 
 
+@pytest.mark.audit("eval.faces")
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
     for i in range(3):
         image = face(celeba_root, i)
@@ -248,6 +255,7 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
                     "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face", pytrace=False)
 
 
+@pytest.mark.audit("eval.deterministic")
 def test_eval_transform_is_deterministic(data, celeba_root):
     image = face(celeba_root)
     outs = [pixels(run(data.eval_transform(), image, seed)) for seed in range(4)]
@@ -278,6 +286,7 @@ def like_the_books_train_transform(transform, image, seeds) -> bool:
     return all(any(same_pixels(got, want) for want in possible) for got in outs)
 
 
+@pytest.mark.audit("train.values")
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     image = face(celeba_root, 1)
     check_tensor_image(run(data.train_transform(), image, 0), "train_transform")
@@ -287,6 +296,7 @@ def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root)
         "same steps, same order, same sizes, default flip probability 0.5")
 
 
+@pytest.mark.audit("train.random")
 def test_train_transform_is_random(data, celeba_root):
     image = face(celeba_root, 2)
     outs = [pixels(run(data.train_transform(), image, seed)) for seed in range(8)]
@@ -307,6 +317,7 @@ def pixels(out) -> torch.Tensor:
     return out.float() / 255 if not out.is_floating_point() else out.float()
 
 
+@pytest.mark.audit("train.flips")
 def test_train_transform_flips_about_half_the_time(data):
     # Left half black, right half white: after a flip, the left half is the brighter one
     # (whatever the output's size and scale: the other checks hold those).
@@ -324,6 +335,7 @@ def test_train_transform_flips_about_half_the_time(data):
         "them (p=0.5, its default) — a smile is still a smile in a mirror")
 
 
+@pytest.mark.audit("eval.band")
 def test_crop_happens_before_resize(data):
     # A 178x218 picture with a white band in the 20 rows that CenterCrop(178) cuts off
     # at the bottom: cropped first, the band is gone; resized first, it shows.
@@ -375,6 +387,7 @@ def load(data, root, **kwargs):
         raise
 
 
+@pytest.mark.audit("splits.defaults")
 def test_load_splits_defaults_are_the_books(data, celeba_root, monkeypatch):
     params = inspect.signature(data.load_splits).parameters
     defaults = {name: p.default for name, p in params.items() if name in ("n_train", "n_valid")}
@@ -412,6 +425,7 @@ def replace_celeba(monkeypatch, data, cls):
             monkeypatch.setattr(module, name, cls)
 
 
+@pytest.mark.audit("splits.calls")
 def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatch):
     calls = []
     signature = inspect.signature(kata.celeba.CelebA.__init__)
@@ -441,6 +455,7 @@ def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatc
             "the Smiling attribute instead of all 40")
 
 
+@pytest.mark.audit("splits.shape")
 def test_load_splits_sizes_and_first_items(data, celeba_root):
     full = {s: kata.celeba.CelebA(celeba_root, split=s) for s in ("train", "valid", "test")}
     train, valid, test = load(data, celeba_root, n_train=10, n_valid=6)
@@ -459,6 +474,7 @@ def test_load_splits_sizes_and_first_items(data, celeba_root):
     assert getattr(test, "split", None) == "test", "the third dataset returned must be the 'test' split"
 
 
+@pytest.mark.audit("splits.labels")
 def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     # Read the labels straight from the attribute file, independently of torchvision.
     lines = (celeba_root / "celeba" / "list_attr_celeba.txt").read_text().splitlines()
@@ -482,6 +498,7 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
                 f"{int(smiling[filename])}: the target_transform must pick attribute 31")
 
 
+@pytest.mark.audit("splits.eval_items", "splits.train_items")
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
@@ -507,6 +524,7 @@ REFUSE = ("load_splits must raise ValueError when asked for more images than a s
           "only later, with an IndexError at some batch)")
 
 
+@pytest.mark.audit("splits.refuse")
 def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
     for split in ("train", "valid"):
         n = len(kata.celeba.CelebA(celeba_root, split=split))
@@ -538,6 +556,7 @@ MISSING = ("load_splits must let kata.celeba.CelebA's error for a missing datase
            "and how to get it (`kata data`)")
 
 
+@pytest.mark.audit("splits.missing")
 def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
     try:
         data.load_splits(tmp_path, n_train=8, n_valid=4)
@@ -553,6 +572,7 @@ def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
 # --- the loaders ----------------------------------------------------------
 
 
+@pytest.mark.audit("loaders.default_batch")
 def test_make_loaders_default_batch_size_is_32(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
     sizes = [dl.batch_size for dl in data.make_loaders(train, valid, test)]
@@ -561,6 +581,7 @@ def test_make_loaders_default_batch_size_is_32(data, celeba_root):
         "def make_loaders(train, valid, test, batch_size=32)")
 
 
+@pytest.mark.audit("loaders.batches")
 def test_make_loaders_batches_every_image_once(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=20, n_valid=12)
     loaders = data.make_loaders(train, valid, test, batch_size=8)
@@ -578,6 +599,7 @@ def test_make_loaders_batches_every_image_once(data, celeba_root):
             f"{name} gave a first batch of {len(x)} images and {len(y)} labels with batch_size=8")
 
 
+@pytest.mark.audit("loaders.samplers", "loaders.shuffles")
 def test_only_the_training_loader_shuffles(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=24, n_valid=12)
     train_dl, valid_dl, test_dl = data.make_loaders(train, valid, test, batch_size=8)

@@ -102,6 +102,7 @@ NO_INDEX = ("pick_device() returns the generic device, without an index: torch.d
 
 @pytest.mark.parametrize("cuda, mps, expected", [
     (True, True, "cuda"), (True, False, "cuda"), (False, True, "mps"), (False, False, "cpu")])
+@pytest.mark.audit("pick_device[{cuda}-{mps}]")
 def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, mps, expected):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: cuda)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: mps)
@@ -120,6 +121,7 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
 
 
 @given(t=tensors())
+@pytest.mark.audit("device_of.tensors")
 def test_device_of_a_tensor_is_its_device(devices, t):
     got = devices.device_of(t)
     assert got == torch.device("cpu"), (
@@ -131,6 +133,7 @@ def test_device_of_a_tensor_is_its_device(devices, t):
         f"{META}")
 
 
+@pytest.mark.audit("device_of.modules")
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     got = devices.device_of(model)
@@ -158,6 +161,7 @@ def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
 
 @given(value=st.one_of(plain_leaves, st.lists(st.integers(), max_size=3),
                        st.floats(width=32).map(np.float32), st.integers(-5, 5).map(np.int64)))
+@pytest.mark.audit("device_of.others")
 def test_device_of_anything_else_is_none(devices, value):
     got = devices.device_of(value)
     assert got is None, (
@@ -169,6 +173,7 @@ def test_device_of_anything_else_is_none(devices, value):
 # --- what assignment and the methods really do (the seed's questions) -------------
 
 
+@pytest.mark.audit("device_of.assignment")
 def test_assignment_moves_nothing(devices):
     a = torch.ones(3)
     b = a                    # b names the same tensor as a
@@ -180,6 +185,7 @@ def test_assignment_moves_nothing(devices):
         f"{META}")
 
 
+@pytest.mark.audit("device_of.module_to")
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
     model = nn.Linear(3, 1)
     returned = model.to(ELSEWHERE)
@@ -193,6 +199,7 @@ def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
         f"`t = t.to(device)`\n  device_of(t) gave {devices.device_of(t)!r}")
 
 
+@pytest.mark.audit("device_of.float")
 def test_float_changes_the_dtype_never_the_device(devices):
     correct = torch.tensor([True, False, True], device=ELSEWHERE)
     total = 0 + correct.sum()          # the seed's `accuracy_hist_train[epoch] += is_correct.sum()`
@@ -208,6 +215,7 @@ def test_float_changes_the_dtype_never_the_device(devices):
 
 
 @given(obj=nested_tensors())
+@pytest.mark.audit("to_device.nests", "to_device.input")
 def test_to_device_moves_every_tensor_and_keeps_the_structure(devices, obj):
     before = snapshot(obj)
     moved = devices.to_device(obj, ELSEWHERE)
@@ -226,6 +234,7 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices, obj):
 
 
 @pytest.mark.parametrize("container", ["dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple"])
+@pytest.mark.audit("to_device.kinds[{container}]")
 def test_to_device_rebuilds_each_kind_of_container(devices, container):
     inner = Pair(torch.ones(2), torch.zeros(2, dtype=torch.int64))
     items = {"batch": inner, "step": 3}
@@ -285,6 +294,7 @@ def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
 
 
 @given(obj=nested_tensors())
+@pytest.mark.audit("to_python.nests", "to_python.input")
 def test_to_python_gives_plain_python_values(devices, obj):
     before = snapshot(obj)
     plain = convert(devices, obj)
@@ -306,6 +316,7 @@ def dtype_problem(tensor, got) -> str | None:
     (torch.tensor(0.5), 0.5), (torch.tensor(2.5, dtype=torch.float64), 2.5), (torch.tensor(7), 7),
     (torch.tensor(-3, dtype=torch.int32), -3), (torch.tensor(True), True),
     (torch.tensor(1.5, requires_grad=True), 1.5)], ids=lambda v: str(getattr(v, "dtype", v)))
+@pytest.mark.audit("to_python.scalars[{tensor.dtype}-{tensor.requires_grad}]")
 def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor, expected):
     got = convert(devices, tensor)
     fail_if(dtype_problem(tensor, got))
@@ -313,6 +324,7 @@ def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor,
 
 @pytest.mark.parametrize("value, expected_type", [
     (np.float64(1.5), float), (np.float32(0.25), float), (np.int64(7), int), (np.bool_(True), bool)])
+@pytest.mark.audit("to_python.numpy[{value.dtype}]")
 def test_to_python_turns_numpy_scalars_into_python_scalars(devices, value, expected_type):
     got = devices.to_python(value)
     assert type(got) is expected_type and got == value.item(), (
@@ -336,6 +348,7 @@ def convert(devices, obj, grad=None):
         fail_if(say(GRAD, tensor=grad or describe(obj), outcome=f"raised {type(exc).__name__}: {exc}"))
 
 
+@pytest.mark.audit("to_python.grad")
 def test_to_python_works_with_grad_and_on_history_lists(devices):
     loss = (torch.ones(3, requires_grad=True) * 2).sum()
     history = [[loss], [torch.tensor(0.5)], [torch.tensor(3)]]
@@ -353,6 +366,7 @@ def test_to_python_works_with_grad_and_on_history_lists(devices):
 
 
 @given(t=tensors())
+@pytest.mark.audit("host_copy", "host_copy.independent")
 def test_host_copy_is_an_independent_cpu_tensor_without_history(devices, t):
     original = t.detach().clone()
     copy_ = devices.host_copy(t)
@@ -376,6 +390,7 @@ def test_host_copy_is_an_independent_cpu_tensor_without_history(devices, t):
             "writing into host_copy(t) changed t: the copy shares memory with t; .clone() copies")
 
 
+@pytest.mark.audit("host_copy.view")
 def test_host_copy_of_a_view_copies_only_the_view(devices):
     base = torch.arange(12.0).reshape(3, 4)
     view = base[:, 1]                   # a strided view into base
@@ -394,6 +409,7 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
 
 @pytest.mark.cuda
 @given(obj=nested_tensors())
+@pytest.mark.audit("to_device.accelerator", "to_python.accelerator")
 def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator, obj):
     before = snapshot(obj)
     moved = devices.to_device(obj, accelerator)
@@ -409,6 +425,7 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("host_copy.accelerator")
 def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
     t = (torch.arange(6.0).reshape(2, 3).to(accelerator) * 2).requires_grad_()
     got = devices.host_copy(t)
@@ -420,6 +437,7 @@ def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device_of.accelerator")
 def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
     model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
     model.to(accelerator)
@@ -434,6 +452,7 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("to_python.accelerator")
 def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerator):
     # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
     correct = torch.tensor([True, True, False, True], device=accelerator)
@@ -446,6 +465,7 @@ def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerato
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("device_of.accelerator.assignment")
 def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
     a = torch.ones(3)
     b = a
@@ -462,6 +482,7 @@ def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("pick_device[True-False]")
 def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator, monkeypatch):
     if accelerator.type != "cuda":
         monkeypatch.setattr(torch.cuda, "is_available", lambda: True)

@@ -13,6 +13,7 @@ PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown
 
 import math
 
+import pytest
 import torch
 from hypothesis import given
 from torch import nn
@@ -90,6 +91,7 @@ def forward(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
     raise error
 
 
+@pytest.mark.audit("kind")
 def test_build_model_returns_an_nn_sequential(model):
     net = model.build_model()
     assert isinstance(net, nn.Sequential), (
@@ -102,6 +104,7 @@ FEWER_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}:
 MORE_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: extra {extra}"
 
 
+@pytest.mark.audit("layers")
 def test_layers_match_the_book_in_order(model):
     found = [describe(m) for m in layers(model.build_model())]
     expected = [describe(m) for m in layers(book_cnn())]
@@ -113,6 +116,7 @@ def test_layers_match_the_book_in_order(model):
                                             extra=found[len(expected):])
 
 
+@pytest.mark.audit("count")
 def test_parameter_count_is_the_books_388673(model):
     n = sum(p.numel() for p in model.build_model().parameters())
     assert n == BOOK_PARAMETERS, (
@@ -121,6 +125,7 @@ def test_parameter_count_is_the_books_388673(model):
 
 
 @given(batch=batch_sizes)
+@pytest.mark.audit("output")
 def test_output_is_one_probability_per_image(model, batch):
     torch.manual_seed(batch)
     net = model.build_model().eval()
@@ -149,6 +154,7 @@ INITIAL = ("build the layers in the book's order with PyTorch's default initiali
            "torch.manual_seed(1) fixes the initial weights, and so the whole run")
 
 
+@pytest.mark.audit("initial.convolutions", "initial.linear")
 def test_initial_weights_are_the_books_under_manual_seed_1(model):
     # What the seed fixes: the four convolutions, made first and in order, get exactly the
     # book's weights. The Linear layer is made after the book's shape checks, whose dropout
@@ -182,6 +188,7 @@ def test_initial_weights_are_the_books_under_manual_seed_1(model):
         f"deviation of {spread:.4f}, its bias is {bias.flatten().tolist()}")
 
 
+@pytest.mark.audit("placement", observed="whether build_model moves the model itself (.to, .cuda)")
 def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
     moves = []
     for method in ("to", "cuda", "cpu", "to_empty"):
@@ -201,6 +208,7 @@ def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
     assert devices == {"cpu"}, f"a new model's parameters are on the CPU: build it there\n  they are on {devices}"
 
 
+@pytest.mark.audit("fresh")
 def test_each_call_builds_a_new_model(model):
     first, second = model.build_model(), model.build_model()
     assert first is not second, (
@@ -212,6 +220,7 @@ def test_each_call_builds_a_new_model(model):
         "function")
 
 
+@pytest.mark.audit("dropout")
 def test_dropout_is_active_in_train_mode_only(model):
     net = model.build_model()
     x = torch.rand(4, 3, 64, 64)

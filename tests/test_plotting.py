@@ -357,18 +357,22 @@ def assert_curves(fig, values, who, live=False):
 # --- plot_history ------------------------------------------------------------
 
 
+@pytest.mark.audit("panels")
 def test_plot_history_returns_a_figure_with_two_panels_side_by_side(plotting):
     panels(draw(plotting, make_history(VALUES)), "plot_history(history)")
 
 
+@pytest.mark.audit("sides")
 def test_loss_is_on_the_left_and_accuracy_on_the_right(plotting):
     panel_lines(draw(plotting, make_history(VALUES)), "plot_history(history)")
 
 
+@pytest.mark.audit("curves")
 def test_each_line_holds_its_history_at_epochs_1_to_n(plotting):
     assert_curves(draw(plotting, make_history(VALUES)), VALUES, "plot_history(history)")
 
 
+@pytest.mark.audit("styles")
 def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles(plotting):
     for label, line in panel_lines(draw(plotting, make_history(VALUES)), "plot_history(history)").items():
         which = label.split()[0]
@@ -379,6 +383,7 @@ def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles
             f"{which.lower()} curves with {fmt}: ax.plot(x, y, {linestyle + marker!r}, label={label!r})")
 
 
+@pytest.mark.audit("axis_labels")
 def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
     axes = panels(draw(plotting, make_history(VALUES)), "plot_history(history)")
     for ax, panel in zip(axes, PANELS):
@@ -391,6 +396,7 @@ def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
             f"ax.set_ylabel({Y_LABEL[panel]!r})")
 
 
+@pytest.mark.audit("legends")
 def test_each_panel_has_a_legend_naming_its_lines(plotting):
     axes = panels(draw(plotting, make_history(VALUES)), "plot_history(history)")
     for ax, (panel, labels) in zip(axes, PANELS.items()):
@@ -413,6 +419,7 @@ ENTRY_IDS = ["Python floats", "NumPy float64 scalars", "NumPy float32 scalars", 
 
 
 @pytest.mark.parametrize("kinds", ENTRY_KINDS, ids=ENTRY_IDS)
+@pytest.mark.audit("kinds[{id}]")
 def test_plot_history_accepts_each_kind_of_entry(plotting, kinds):
     history = make_history(VALUES, kinds, DEVICE)
     what = ENTRY_IDS[ENTRY_KINDS.index(kinds)]
@@ -420,12 +427,14 @@ def test_plot_history_accepts_each_kind_of_entry(plotting, kinds):
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["plain tuple", "named tuple"])
+@pytest.mark.audit("named[{named}]")
 def test_plot_history_accepts_a_named_tuple_or_a_plain_tuple(plotting, named):
     history = make_history(VALUES, named=named)
     who = f"plot_history({'History(...)' if named else '(loss_train, loss_valid, acc_train, acc_valid)'})"
     assert_curves(draw(plotting, history), VALUES, who)
 
 
+@pytest.mark.audit("history")
 def test_plot_history_leaves_the_history_as_it_was(plotting):
     history = make_history(VALUES, ["float", "numpy.float32", "tensor with requires_grad", "tensor.float64"], DEVICE)
     snap = snapshot(history)
@@ -433,6 +442,7 @@ def test_plot_history_leaves_the_history_as_it_was(plotting):
     assert_unchanged(history, snap, "plot_history(history)")
 
 
+@pytest.mark.audit("render", observed="whether plot_history calls plt.show() or plt.pause()")
 def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
     fig = draw(plotting, make_history(VALUES, SEED_KINDS, DEVICE))  # a blocking call raises in there
     buffer = io.BytesIO()
@@ -448,6 +458,7 @@ def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
 @given(drawn=histories(device=DEVICE))
 @example(drawn=(VALUES, make_history(VALUES, SEED_KINDS, DEVICE)))
 @example(drawn=(VALUES, make_history(VALUES, MIXED_KINDS, DEVICE, named=True)))
+@pytest.mark.audit("curves", "history")
 def test_plot_history_draws_any_history(plotting, drawn):
     values, history = drawn
     snap = snapshot(history)
@@ -491,6 +502,7 @@ def prefix(values, n):
     return tuple(v[:n] for v in values)
 
 
+@pytest.mark.audit("live.curves")
 def test_live_plot_grows_one_point_per_epoch(plotting):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1), f"LivePlot.figure after {who}", live=True)
@@ -498,6 +510,7 @@ def test_live_plot_grows_one_point_per_epoch(plotting):
     drive(plotting, make_history(VALUES), each=each)
 
 
+@pytest.mark.audit("live.curves")
 def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),
@@ -506,6 +519,7 @@ def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
     drive(plotting, make_history(VALUES, SEED_KINDS, DEVICE, named=True), each=each)
 
 
+@pytest.mark.audit("live.one_figure", "live.panels")
 def test_live_plot_keeps_one_figure(plotting):
     first = {}
 
@@ -533,6 +547,7 @@ SAVED_BEHIND = ("LivePlot.update saves the figure before drawing this epoch, so 
 
 
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
+@pytest.mark.audit("live.saved[{how}]")
 def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how, monkeypatch):
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "curves.png"
     args, kwargs = ((), {"path": str(path)}) if how == "keyword str" else ((path,), {})
@@ -577,6 +592,7 @@ def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how, monkeypat
     drive(plotting, make_history(prefix(VALUES, 3), SEED_KINDS, DEVICE), args=args, kwargs=kwargs, each=each)
 
 
+@pytest.mark.audit("live.no_path")
 def test_live_plot_without_a_path_writes_no_file(plotting, tmp_path):
     folder = Path(tempfile.mkdtemp(dir=tmp_path))
     saves = []
@@ -599,6 +615,7 @@ def test_live_plot_without_a_path_writes_no_file(plotting, tmp_path):
         "written; save only `if self.path is not None`")
 
 
+@pytest.mark.audit("live.refused", observed="whether LivePlot calls plt.show() or plt.pause()")
 def test_live_plot_never_shows_or_pauses(plotting):
     drive(plotting, make_history(prefix(VALUES, 3), SEED_KINDS, DEVICE))  # a blocking call raises in there
 
@@ -607,6 +624,7 @@ def test_live_plot_never_shows_or_pauses(plotting):
 @settings(max_examples=max(1, settings.default.max_examples // 2))
 @given(drawn=histories(max_epochs=10, device=DEVICE))
 @example(drawn=(prefix(VALUES, 2), make_history(prefix(VALUES, 2), SEED_KINDS, DEVICE)))
+@pytest.mark.audit("live.curves")
 def test_live_plot_follows_any_history(plotting, drawn):
     values, history = drawn
 
@@ -622,6 +640,7 @@ def test_live_plot_follows_any_history(plotting, drawn):
 @pytest.mark.cuda
 @pytest.mark.parametrize("kinds", [SEED_KINDS, "tensor", MIXED_KINDS],
                          ids=["the seed's history", "all device tensors", "mixed"])
+@pytest.mark.audit("accelerator[{id}]")
 def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
     history = make_history(VALUES, kinds, accelerator)
     assert_curves(draw(plotting, history), VALUES,
@@ -629,6 +648,7 @@ def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
 
 
 @pytest.mark.cuda
+@pytest.mark.audit("live.accelerator")
 def test_live_plot_draws_accelerator_tensors(plotting, accelerator):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),

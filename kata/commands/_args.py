@@ -47,8 +47,7 @@ def add_grading_options(p: argparse.ArgumentParser, memory: int = 4096) -> None:
                    help=f"memory ceiling of all of a submission's processes together (default {memory})")
     p.add_argument("--processes", type=positive, default=128, metavar="N",
                    help="processes and threads a submission may have at once (default 128)")
-    p.add_argument("--flagged", choices=("zero", "keep"), default="zero",
-                   help="a submission flagged for review (code reaching past what the exercises need): "
-                        "zero (default) gives it 0 until you look; keep gives it what its checks earned")
+    p.add_argument("--disk", type=positive, default=512, metavar="MB",
+                   help="what a submission may write, all its files together (default 512)")
     p.add_argument("--slow", action="store_true",
                    help="also run the checks marked slow (default: the checks `pytest exercises` runs)")

@@ -15,10 +15,11 @@ HELP = "grade a class's submissions (folders or zips), safely, in bulk"
 def add_parser(sub):
     p = sub.add_parser("grade", help=HELP,
                        description="Grade each submission (a folder holding the exercises' modules, directly or "
-                                   "in exercises/, or a .zip of one) with the pristine checks, in a sandbox, after "
-                                   "vetting its source, and write grades.csv, summary.json, results/NAME.json "
-                                   "(Gradescope's format), feedback/NAME.md and logs/NAME.log into --out. It "
-                                   "starts by saying which protections are in force.")
+                                   "in exercises/, or a .zip of one) with the pristine checks in a sandbox, each "
+                                   "check's points resting on the audit of the submission's own functions, and "
+                                   "write grades.csv, summary.json, results/NAME.json (Gradescope's format), "
+                                   "feedback/NAME.md and logs/NAME.log into --out. It starts by saying which "
+                                   "protections are in force.")
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION",
                    help="folders or .zip files (none: only check the reference solutions)")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for the results (its files are replaced)")
@@ -31,8 +32,8 @@ def add_parser(sub):
     p.add_argument("--gradescope-results", metavar="FILE",
                    help="also write the (one) submission's results to FILE (what run_autograder uses)")
     p.add_argument("--no-sandbox", action="store_true",
-                   help="no bubblewrap or namespaces (network, files, processes); the user, the limits, the "
-                        "vetting and the tripwire still apply")
+                   help="no sandbox: the graded code runs as you, with your files and the network (trusted code "
+                        "only); the limits and the audit still apply")
     p.add_argument("--keep", action="store_true", help="keep the working folders (for debugging)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     return p
@@ -49,17 +50,17 @@ def run(args) -> int:
     from kata.files import atomic_write, write_json
     from kata.grading.batch import grade
     from kata.grading.intake import GradeError, name_submissions
-    from kata.grading.runner import Limits
+    from kata.grading.sandbox import Limits
 
     limits = Limits(timeout=args.timeout, test_timeout=args.test_timeout, memory_mb=args.memory,
-                    processes=args.processes, slow=args.slow, isolate=not args.no_sandbox)
+                    processes=args.processes, disk_mb=args.disk, slow=args.slow, isolate=not args.no_sandbox)
     results_json = Path(args.gradescope_results) if args.gradescope_results else None
     if results_json and len(args.submissions) != 1:
         print("kata grade: --gradescope-results takes exactly one submission", file=sys.stderr)
         return 2
     try:
         grade(args.submissions, args.out, limits, jobs=args.jobs, reference=args.reference,
-              progress=not args.quiet, keep=args.keep, flagged=args.flagged,
+              progress=not args.quiet, keep=args.keep,
               echo=(lambda *a: None) if args.quiet and results_json else print)
     except GradeError as err:
         print(f"kata grade: {err}", file=sys.stderr)

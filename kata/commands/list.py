@@ -1,22 +1,23 @@
 """``kata list``: the exercises, in order, with where the learner's folder stands on each.
 
 The progress comes from the file the check runs record in the folder
-(kata/progress.py), so nothing runs and it answers at once.
+(kata/progress.py), so nothing runs and it answers at once. Each row is the one
+the run that recorded it ended its table with (kata/harness/outcomes.py), and
+says when the exercise's module was saved after that run.
 """
 
 from __future__ import annotations
 
-import os
-from datetime import datetime
 from pathlib import Path
 
 from kata import curriculum, progress
 from kata.commands.next import add_target_option, first_unfinished, learner_folder
 from kata.curriculum import Exercise
+from kata.harness import outcomes
 from kata.harness.tracebacks import display
 from kata.project import ProjectError
 
-__all__ = ["HELP", "add_parser", "changed_since", "row", "run", "table"]
+__all__ = ["HELP", "add_parser", "notes", "row", "run", "table", "table_row"]
 
 HELP = "the exercises, in order, and your progress on each"
 
@@ -29,24 +30,27 @@ def add_parser(sub):
     return p
 
 
-def changed_since(file: Path, standing: progress.Standing) -> bool:
-    """Whether ``file`` was saved after its exercise's progress was recorded."""
-    try:
-        recorded = datetime.fromisoformat(standing.updated).timestamp()
-        return os.stat(file).st_mtime > recorded + 1
-    except (ValueError, OSError):
-        return False
+def table_row(ex: Exercise, standing: progress.Standing | None) -> outcomes.Row:
+    """The row the run that recorded ``standing`` ended its table with (kata/harness/outcomes.py)."""
+    if standing is None or not standing.checked:
+        return outcomes.Row(ex)
+    return outcomes.Row(ex, passed=standing.passed, failed=standing.total - standing.passed - standing.todo,
+                        todo=standing.todo, skipped=standing.skipped, causes=standing.causes)
+
+
+def notes(ex: Exercise, standing: progress.Standing | None) -> list[str]:
+    """What the table's row adds to the run's: a solution viewed, an edit since the run."""
+    found = ["solution viewed"] if standing is not None and standing.solution_viewed else []
+    if standing is not None and standing.edited:
+        found.append(f"{ex.name}.py changed since")
+    return found
 
 
 def row(ex: Exercise, standing: progress.Standing | None) -> str:
     """One exercise as the table at the end of a check run shows it:
     ``  2. data       14/23  passed   9 failing``."""
-    if standing is None or not standing.checked:
-        line = f"  {ex.number}. {ex.name:<9}   -/-    not checked yet"
-    else:
-        status = "done" if standing.done else f"{standing.total - standing.passed} failing"
-        line = f"  {ex.number}. {ex.name:<9} {standing.passed:>3}/{standing.total:<3} passed   {status}"
-    return line + ("   (solution viewed)" if standing is not None and standing.solution_viewed else "")
+    said = notes(ex, standing)
+    return outcomes.render_row(table_row(ex, standing), f"   ({'; '.join(said)})" if said else "")
 
 
 def table(folder: Path, rows: dict[str, str] | None = None) -> list[str]:
@@ -69,17 +73,14 @@ def run(args) -> int:
         print(f"  {ex.number}. {ex.name:<9} {ex.title}")
         if folder is None:
             continue
-        if standing is None or not standing.checked:
-            status = "not checked yet"
-        elif standing.done:
-            status = f"done: {standing.passed}/{standing.total} checks pass"
+        r = table_row(ex, standing)
+        if not r.total:
+            status = r.status
+        elif r.done:
+            status = f"done: {r.passed}/{r.counted} checks pass"
         else:
-            status = (f"{standing.passed}/{standing.total} checks pass, "
-                      f"{standing.total - standing.passed} failing")
-        if standing is not None and standing.solution_viewed:
-            status += "; solution viewed"
-        if standing is not None and standing.checked and changed_since(folder / f"{ex.name}.py", standing):
-            status += f"; {ex.name}.py changed since"
+            status = f"{r.passed}/{r.counted} checks pass, {r.status}"
+        status = "; ".join([status, *notes(ex, standing)])
         print(f"  {'':>{len(str(ex.number))}}  {'':<9} {status}")
     if folder is not None:
         ex = first_unfinished(standings)

@@ -2,7 +2,7 @@
 
 "Unfinished" is read from the progress the checks record in the learner's folder
 (kata/progress.py): an exercise is done when its last full check passed every
-check. Nothing runs, so it answers at once.
+check and its module was not saved since. Nothing runs, so it answers at once.
 """
 
 from __future__ import annotations
@@ -32,9 +32,10 @@ def learner_folder(target: str = "exercises") -> Path:
 
 
 def first_unfinished(standings: dict[str, progress.Standing]) -> Exercise | None:
-    """The first exercise, in curriculum order, that is not recorded as done (None: all done)."""
+    """The first exercise, in curriculum order, not known to be done: not recorded as done, or
+    its module saved since (None: all done)."""
     return next((ex for ex in curriculum.exercises()
-                 if not standings.get(ex.name, progress.Standing()).done), None)
+                 if not standings.get(ex.name, progress.Standing()).still_done), None)
 
 
 def add_parser(sub):
@@ -60,7 +61,8 @@ def run(args) -> int:
     standing = standings.get(ex.name)
     print(f"Next: {ex.label}: {ex.title}")
     if standing is not None and standing.checked:
-        print(f"  At its last check, {standing.passed} of {standing.total} checks passed.")
+        since = f"; {ex.name}.py was saved since, so check it again" if standing.edited else ""
+        print(f"  At its last check, {standing.passed} of {standing.total} checks passed{since}.")
     else:
         print("  Not checked yet.")
     print(f"  Edit {file}, then check it with `pytest {file}` (or keep `kata watch` running).")

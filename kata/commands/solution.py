@@ -7,9 +7,8 @@ that it was viewed (``kata.progress``; ``kata list`` shows it).
 
 Whether the checks pass is never guessed: the record that every run of
 ``pytest exercises/...`` leaves in ``exercises/.kata-progress.json`` is used only
-when it is younger than every ``.py`` file in ``exercises/`` (an edit since the
-run makes it stale; so does a viewed solution, whose mark also touches the
-record's time); otherwise the checks run now, as ``pytest exercises/NAME.py``
+when no ``.py`` file in ``exercises/`` was saved after that run began
+(kata/progress.py; a viewed solution makes it stale too); otherwise the checks run now, as ``pytest exercises/NAME.py``
 would run them, and their fresh record is read. A student release (no
 ``solutions/``) has no solutions to show, and says so.
 """
@@ -19,9 +18,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from dataclasses import dataclass
-from pathlib import Path
 
 from kata import curriculum, progress
 from kata.project import Project, locate
@@ -59,27 +56,13 @@ def add_parser(sub):
     return p
 
 
-def _timestamp(text: str) -> float | None:
-    try:
-        return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
-    except (ValueError, OverflowError):
-        return None
-
-
-def _newest_edit(folder: Path) -> float:
-    """The newest modification time of the learner's modules (one may import another)."""
-    return max((p.stat().st_mtime for p in folder.glob("*.py")), default=0.0)
-
-
 def recorded(ex: curriculum.Exercise, project: Project) -> Result | None:
     """The recorded standing of ``ex``, if it is sure to describe the files as they are now."""
     standing = progress.read(project.exercises).get(ex.name)
     if standing is None or not standing.checked or standing.solution_viewed:
         return None  # a viewed solution's mark moved `updated` without a run: don't trust it
-    when = _timestamp(standing.updated)
-    # `updated` is written when a run ends and is cut to whole seconds: strictly younger than every
-    # edit means the run saw the files as they are.
-    if when is None or when <= _newest_edit(project.exercises):
+    # One module may import another: any save after the run began makes the record stale.
+    if progress.edited_since(standing, project.exercises.glob("*.py")):
         return None
     return Result(standing.passed, standing.total,
                   f"as recorded by your run of its checks at {standing.updated.replace('T', ' ')}")

@@ -1,19 +1,25 @@
 """``kata watch``: recheck the next unfinished exercise every time a file is saved.
 
 It starts with the first exercise (in curriculum order) that the recorded
-progress does not show as done, runs its checks, clears the screen and shows
-the failures, one message per cause, and the table of all exercises; then it
-waits. Each save of a ``.py`` file in the folder runs the checks again; when they
-all pass it moves on to the next exercise. ``q`` (or Ctrl-C) stops it.
+progress does not show as done (an exercise whose module was saved after its
+last check is not known to be done: kata/progress.py), runs its checks, clears
+the screen and shows the failures, one block per cause, and the table of all
+exercises; then it waits. Each save of a ``.py`` file in the folder runs the
+checks again; when they all pass it moves on to the next exercise. When every
+exercise is done it keeps watching: the next save rechecks what was saved.
+``q`` (or Ctrl-C) stops it.
 
-Each round runs ``python -m pytest --target FOLDER tests/test_NAME.py`` in a
-process of its own (a new import of the learner's code every time), with a time
-limit per check and per round: a syntax error, a crash or an endless loop in the
-learner's code ends that round with a message, never the watcher. The round's
-process loads this module as a pytest plugin (``-p kata.commands.watch``), which
-writes each check's outcome and message as a JSON line to the file named by
-``$KATA_WATCH_REPORT`` (kept when a round is stopped early).
+Each round runs ``pytest --target FOLDER tests/test_NAME.py --report-log FILE``
+in a process of its own (a new import of the learner's code every time), with a
+time limit per check and per round: a syntax error, a crash or an endless loop
+in the learner's code ends that round with a message, never the watcher. The
+round's report log (pytest-reportlog's, kept when a round is stopped early) is
+what the screen is made from, with the outcome model that every other view of
+a run uses (kata/harness/outcomes.py): the blocks and the row are those of
+``pytest exercises/NAME.py``.
 
+Saves are found with watchfiles; without it (a machine it is not installed on)
+by comparing the files' modification times twice a second, saying so once.
 Without a terminal (stdin or stdout a pipe: a test, an editor's task) the
 screen is not cleared: each round is printed after a line of ``=``, and a line
 ``q`` on stdin stops it.
@@ -21,6 +27,7 @@ screen is not cleared: each round is printed after a line of ``=``, and a line
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import select
@@ -32,17 +39,17 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata import progress
+from kata import curriculum, progress
 from kata.commands.list import table
 from kata.commands.next import add_target_option, first_unfinished, learner_folder
 from kata.curriculum import Exercise
+from kata.harness import outcomes
 from kata.harness.tracebacks import display
 from kata.project import locate
 
-__all__ = ["HELP", "REPORT_ENV", "Checker", "Keys", "Round", "add_parser", "pytest_configure", "render", "run"]
+__all__ = ["HELP", "Checker", "Keys", "Round", "add_parser", "render", "run", "saves"]
 
 HELP = "recheck the next exercise each time you save a file"
-REPORT_ENV = "KATA_WATCH_REPORT"
 CLEAR = "\x1b[2J\x1b[3J\x1b[H"
 
 
@@ -58,87 +65,35 @@ def add_parser(sub):
     return p
 
 
-# --- in the round's pytest process -------------------------------------------------------
-
-
-def pytest_configure(config) -> None:
-    """Loaded with ``-p kata.commands.watch``: report each check to $KATA_WATCH_REPORT."""
-    path = os.environ.get(REPORT_ENV)
-    if not path or config.pluginmanager.has_plugin("kata-watch-report"):
-        return
-    from dataclasses import asdict
-
-    from kata.harness.plugin import run_target
-    from kata.notebook import Collector
-
-    def mine(filename: str) -> bool:
-        target = run_target(config)
-        return target is not None and Path(filename).resolve().is_relative_to(target.path)
-
-    class Reporter(Collector):
-        def __init__(self):
-            super().__init__(mine)
-            self.file = open(path, "a", encoding="utf-8")  # closed in pytest_unconfigure
-
-        def _write(self, entry: dict) -> None:
-            self.file.write(json.dumps(entry) + "\n")
-            self.file.flush()
-
-        def pytest_runtest_logstart(self, nodeid, location) -> None:
-            self._write({"started": nodeid})
-
-        def pytest_runtest_logfinish(self, nodeid, location) -> None:
-            if nodeid in self.outcomes:
-                self._write({"outcome": asdict(self.outcomes[nodeid])})
-
-        def pytest_unconfigure(self, config) -> None:
-            self._write({"finished": True})
-            self.file.close()
-
-    config.pluginmanager.register(Reporter(), "kata-watch-report")
-
-
-# --- in the watcher ------------------------------------------------------------------------
+# --- a round -------------------------------------------------------------------------------
 
 
 @dataclass
 class Round:
-    """What one run of an exercise's checks said."""
+    """What one run of an exercise's checks said: its records (kata/harness/outcomes.py)."""
 
     exercise: Exercise
-    outcomes: list = field(default_factory=list)   # kata.notebook.Outcome, in run order
+    records: list = field(default_factory=list)     # outcomes.Record, in run order
     seconds: float = 0.0
     stopped: str = ""                               # why the round was cut short ("" if it was not)
     output: str = ""                                # the round's own output (for a round that reported nothing)
 
-    def count(self, kind: str) -> int:
-        return sum(o.outcome == kind for o in self.outcomes)
+    @property
+    def summary(self) -> outcomes.Summary:
+        return outcomes.summarize(self.records)
 
     @property
-    def passed(self) -> int:
-        return self.count("passed")
-
-    @property
-    def total(self) -> int:
-        return len(self.outcomes) - self.count("skipped")
+    def table_row(self) -> outcomes.Row:
+        return self.summary.row(self.exercise.name) or outcomes.Row(self.exercise)
 
     @property
     def done(self) -> bool:
-        return not self.stopped and self.total > 0 and self.passed == self.total
+        return not self.stopped and self.table_row.done
 
     @property
     def row(self) -> str:
         """The exercise's row of the table, as the check run's own table words it."""
-        ex, failing, todo = self.exercise, self.count("failed"), self.count("todo")
-        if self.done:
-            status = "done"
-        elif todo and not failing and not self.passed:
-            status = "not started: every check stops at the stub"
-        else:
-            status = ", ".join(f"{n} {label}" for n, label in ((failing, "failing"), (todo, "at a stub"),
-                                                               (self.count("skipped"), "skipped")) if n)
-            status = (status + "; " if status else "") + ("stopped early" if self.stopped else "")
-        return f"  {ex.number}. {ex.name:<9} {self.passed:>3}/{len(self.outcomes):<3} passed   {status.strip('; ')}"
+        return outcomes.render_row(self.table_row, "; stopped early" if self.stopped else "")
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -173,8 +128,7 @@ class Checker:
         fd, report = tempfile.mkstemp(prefix="kata-watch-", suffix=".jsonl")
         os.close(fd)
         proc = subprocess.Popen([sys.executable, "-c", _ROUND], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, env={**os.environ, REPORT_ENV: report}, text=True,
-                                errors="replace", start_new_session=True)
+                                stderr=subprocess.STDOUT, text=True, errors="replace", start_new_session=True)
         return proc, report
 
     def close(self) -> None:
@@ -188,7 +142,7 @@ class Checker:
         proc, report = self.spare or self._spawn()
         self.spare = None
         args = ["--target", str(self.folder), str(ex.checks()), "-q", "-p", "no:cacheprovider",
-                "-p", "kata.commands.watch", f"--timeout={self.check_timeout:g}"]
+                f"--report-log={report}", f"--timeout={self.check_timeout:g}"]
         start, stopped = time.perf_counter(), ""
         try:
             output, _ = proc.communicate(json.dumps(args) + "\n", timeout=self.timeout)
@@ -208,40 +162,34 @@ class Checker:
 
 
 def _round(ex: Exercise, lines: list[str], seconds: float, stopped: str, output: str, code) -> Round:
-    from kata.notebook import Outcome
-
-    outcomes: dict[str, Outcome] = {}
-    running, finished = None, False
-    for line in lines:
-        entry = json.loads(line)
-        if "started" in entry:
-            running = entry["started"]
-        elif "outcome" in entry:
-            outcomes[entry["outcome"]["nodeid"]] = Outcome(**entry["outcome"])
-            running = None
-        finished = finished or "finished" in entry
+    """A round from its report log (pytest-reportlog's lines, kept when the round was stopped)."""
+    entries = [json.loads(line) for line in lines if line.strip()]
+    finished = any(e.get("$report_type") == "SessionFinish" for e in entries)
+    running = None
+    for e in entries:
+        if e.get("$report_type") == "TestReport":
+            running = e["nodeid"] if e.get("when") != "teardown" else None
     if stopped and running:
         stopped += f", while `{running.split('::')[-1]}` ran: does some code loop forever, or wait?"
     elif not finished and not stopped:
         stopped = f"the checks' process ended early (exit code {code})"
-    return Round(ex, list(outcomes.values()), seconds, stopped, output)
+    return Round(ex, outcomes.records(entries), seconds, stopped, output)
 
 
 def render(rnd: Round, folder: Path, banner: str = "") -> str:
-    """The screen after a round."""
-    from kata.notebook import format_problems, problems
-
-    ex, file = rnd.exercise, display(folder / f"{rnd.exercise.name}.py")
+    """The screen after a round: the failures one block per cause, then the table."""
+    ex, file, row = rnd.exercise, display(folder / f"{rnd.exercise.name}.py"), rnd.table_row
     lines = [banner] if banner else []
     lines += [f"kata watch: {ex.label}: {ex.title}",
               f"{file}, checked at {time.strftime('%H:%M:%S')} ({rnd.seconds:.1f} s): "
-              f"{rnd.passed}/{rnd.total} checks pass" + (", done" if rnd.done else ""), ""]
+              f"{row.passed}/{row.counted} checks pass" + (", done" if rnd.done else ""), ""]
     if rnd.stopped:
         lines += [f"! {rnd.stopped}", ""]
-    found = problems(rnd.outcomes)
-    if found:
-        lines += [f"{len(found)} problem{'s' if len(found) > 1 else ''}:", *format_problems(found), ""]
-    elif not rnd.outcomes:
+    for block in rnd.summary.blocks:
+        lines += [outcomes.heading(block), outcomes.render_block(block)]
+    if rnd.summary.blocks:
+        lines.append("")
+    elif not rnd.records:
         lines += ["No check reported; the checks' output ends with:",
                   *[f"  {line}" for line in rnd.output.strip().splitlines()[-15:]], ""]
     lines += table(folder, {ex.name: rnd.row})
@@ -298,11 +246,60 @@ class Keys:
         return "q" in text.lower()
 
 
-def _saved(folder: Path):
+POLL_SECONDS = 0.5
+
+
+def saves(folder: Path, say=print):
+    """Yield, again and again, the set of ``.py`` files in ``folder`` saved since the last yield (an
+    empty set when none was, at least every half second). With watchfiles the system tells; without
+    it, the files' modification times are compared every half second (saying so once)."""
+    try:
+        import watchfiles
+    except ImportError:
+        say(f"kata watch: watchfiles is not installed, so saves are found by looking every {POLL_SECONDS:g} s "
+            "(`pip install watchfiles` to be told at once).")
+        yield from _polled(folder)
+        return
+
     def wanted(change, path: str) -> bool:
         p = Path(path)
         return p.suffix == ".py" and p.resolve().parent == folder
-    return wanted
+
+    changes = watchfiles.watch(folder, watch_filter=wanted, debounce=300, step=50, rust_timeout=250,
+                               yield_on_timeout=True)
+    try:
+        for found in changes:
+            yield {Path(path).resolve() for _, path in found}
+    finally:
+        changes.close()
+
+
+def _polled(folder: Path):
+    def times() -> dict[Path, int]:
+        found = {}
+        for path in folder.glob("*.py"):
+            try:
+                found[path.resolve()] = path.stat().st_mtime_ns
+            except OSError:
+                continue
+        return found
+
+    last = times()
+    while True:
+        time.sleep(POLL_SECONDS)
+        now = times()
+        yield {p for p in now.keys() | last.keys() if now.get(p) != last.get(p)}
+        last = now
+
+
+def _to_check(folder: Path, saved: set[Path], last: Exercise | None) -> Exercise | None:
+    """After a save: the first exercise not known to be done (a save makes its exercise's record
+    stale), else the first exercise saved, else the one checked last."""
+    following = first_unfinished(progress.read(folder))
+    if following is not None:
+        return following
+    names = {p.stem for p in saved if p.parent == folder}
+    return next((ex for ex in curriculum.exercises() if ex.name in names), last)
 
 
 def run(args) -> int:
@@ -311,10 +308,9 @@ def run(args) -> int:
     if not folder.is_dir():
         print(f"kata watch: {folder} is not a folder", file=sys.stderr)
         return 2
-    try:
-        import watchfiles
-    except ImportError:
-        print("kata watch needs the watchfiles package: pip install watchfiles", file=sys.stderr)
+    if importlib.util.find_spec("pytest_reportlog") is None:
+        print("kata watch: its rounds report through pytest-reportlog, a dependency of the kata that is not "
+              "installed here: pip install pytest-reportlog", file=sys.stderr)
         return 1
     tty = sys.stdout.isatty()
 
@@ -322,47 +318,51 @@ def run(args) -> int:
         print((CLEAR if tty else "=" * 70 + "\n") + text, flush=True)
 
     quit_hint = "q to quit" if sys.stdin.isatty() else "a line q (or Ctrl-C) to quit"
-    changes = watchfiles.watch(folder, watch_filter=_saved(folder), debounce=300, step=50,
-                               rust_timeout=250, yield_on_timeout=True)
+    changes = saves(folder)
     check = Checker(folder, args.timeout, args.check_timeout)
     with Keys() as keys:
         try:
             next(changes)   # start watching now: saves during the first round count
             current = first_unfinished(progress.read(folder))
+            checked, banner = None, ""
             if current is None:
-                print("\n".join(table(folder)) + f"\n\nEvery exercise is done (by the progress recorded in "
-                      f"{display(folder)}). `pytest {display(folder)}` checks them all again.")
-                return 0
-            banner = ""
-            while current is not None:
-                print(f"checking {display(folder / f'{current.name}.py')} ...", flush=True)
-                rnd = check(current)
-                show(render(rnd, folder, banner))
-                banner = ""
-                if rnd.done:
-                    standings = progress.read(folder)
-                    standings[current.name] = progress.Standing(rnd.passed, rnd.total)
-                    following = first_unfinished(standings)
-                    if following is None:
+                show("\n".join(table(folder)) + f"\n\nEvery exercise is done (by the progress recorded in "
+                     f"{display(folder)}).")
+            while True:
+                if current is not None:
+                    print(f"checking {display(folder / f'{current.name}.py')} ...", flush=True)
+                    rnd = check(current)
+                    show(render(rnd, folder, banner))
+                    checked, banner = current, ""
+                    if rnd.done:
+                        standings = progress.read(folder)   # the round recorded itself; a read-only folder did not
+                        standings[current.name] = progress.Standing(rnd.table_row.passed, rnd.table_row.counted)
+                        following = first_unfinished(standings)
+                        if following is not None:
+                            banner = f"{current.label} is done: on to {following.label}.\n"
+                            current = following
+                            continue
                         print(f"\nEvery exercise is done. `kata train --target {display(folder)} --device sim` "
                               "trains your code on the simulated accelerator.", flush=True)
-                        return 0
-                    banner = f"{current.label} is done: on to {following.label}.\n"
-                    current = following
-                    continue
-                print(f"\nSave {display(folder / f'{current.name}.py')} (or any file in {display(folder)}) to "
-                      f"check again; `kata hint {current.name}` for a hint; {quit_hint}.", flush=True)
-                while not next(changes):
+                if current is None or rnd.done:
+                    print(f"Still watching: save a file in {display(folder)} to check it again; {quit_hint}.",
+                          flush=True)
+                else:
+                    print(f"\nSave {display(folder / f'{current.name}.py')} (or any file in {display(folder)}) to "
+                          f"check again; `kata hint {current.name}` for a hint; {quit_hint}.", flush=True)
+                saved = next(changes)
+                while not saved:
                     if keys.quit():
                         print("kata watch: stopped.")
                         return 0
+                    saved = next(changes)
                 if keys.quit():
                     print("kata watch: stopped.")
                     return 0
+                current = _to_check(folder, saved, checked)
         except (KeyboardInterrupt, StopIteration):
             print("\nkata watch: stopped.")
             return 0
         finally:
             check.close()
             changes.close()
-    return 0

@@ -1,43 +1,27 @@
 """Grading a class: ``kata grade``, ``kata gradescope`` and ``kata release``.
 
-A grade must be one a teacher can defend: it rests on what a submission's code
-computes, never on what that code says about itself, and one submission can
-affect nothing but its own grade. Three layers see to it:
+A grade must be one a teacher can defend, and one a submission's own process
+cannot talk up. Each check's points rest on two things:
 
-1. **vetting** (:mod:`~kata.grading.vetting`): before anything runs, the
-   grader reads each submission's source; what reaches past what these
-   exercises need (files, processes, the interpreter's insides, the checks'
-   own code, changing a library the checks use) flags the submission for
-   review: its row says ``flagged:`` with file, line and construct, and
-   ``--flagged zero`` (the default) gives it 0 until the teacher looks;
-2. **the tripwire** (:mod:`~kata.grading.tripwire`), in each test process:
-   refuses and reports what the source could hide (frames, code objects,
-   patched library modules, programs, sockets, the folders it must not read),
-   and compares the verdict's machinery after every check; each outcome is
-   signed (:mod:`~kata.grading.channel`), so a forged line counts for nothing;
-3. **the sandbox** (:mod:`~kata.grading.sandbox`): an unprivileged user of
-   its own, bubblewrap (no solutions, no network, own ``/tmp`` and
-   ``/dev/shm``, own PID namespace), one cgroup for its memory and process
-   count, limits per process; the grader (:mod:`~kata.grading.runner`) reads
-   the outcomes itself and ends every process first.
+1. **the check passed** in the submission's sandbox (kata/grading/sandbox.py:
+   bubblewrap, limits; kata/grading/server.py, kata/grading/slots.py), read
+   from pytest's own report log (kata/grading/runner.py);
+2. **the audit agrees**: the submission's contract functions, called again on
+   inputs drawn for this run in a sandbox without the checks, gave the
+   reference's answers (kata/audit; compared outside, kata/grading/judge.py).
+   A check that passed while its audit disagrees earns nothing and the row says
+   ``forged:`` (kata/grading/scoring.py).
 
-The modules, by role: :mod:`~kata.grading.intake` (taking a submission's
-files); :mod:`~kata.grading.vetting` with its :mod:`~kata.grading.rules`;
-:mod:`~kata.grading.runner` (test processes and their limits) with
-:mod:`~kata.grading.sandbox`, :mod:`~kata.grading.cgroups`,
-:mod:`~kata.grading.procs`, :mod:`~kata.grading.spawner` (the grader's side of
-the zygote) and :mod:`~kata.grading.events` (reading the results channel,
-:mod:`~kata.grading.channel`); in the sandbox :mod:`~kata.grading.zygote`
-(what every test process is forked from), :mod:`~kata.grading.child` (a test
-process), :mod:`~kata.grading.namespaces`, :mod:`~kata.grading.plugin` (its
-pytest plugin) and :mod:`~kata.grading.tripwire`; then
-:mod:`~kata.grading.results`, :mod:`~kata.grading.scoring`,
-:mod:`~kata.grading.reference`, :mod:`~kata.grading.reports` and
-:mod:`~kata.grading.batch` (a whole run); :mod:`~kata.grading.gradescope`
-(the autograder bundle) and :mod:`~kata.grading.release` (the learners' copy).
+The modules, by role: :mod:`~kata.grading.intake` (taking a hand-in),
+:mod:`~kata.grading.vetting` (notes for review, never points),
+:mod:`~kata.grading.sandbox`, :mod:`~kata.grading.server` (in the sandbox),
+:mod:`~kata.grading.slots` (its grader side), :mod:`~kata.grading.runner`,
+:mod:`~kata.grading.judge`, :mod:`~kata.grading.scoring`,
+:mod:`~kata.grading.reports`, :mod:`~kata.grading.batch` (a whole run),
+:mod:`~kata.grading.gradescope` (the autograder bundle) and
+:mod:`~kata.grading.release` (the learners' copy).
 
-Importing this package imports none of them: the test process imports only
-what it needs.
+Importing this package imports none of them.
 """
 
 from __future__ import annotations
@@ -46,7 +30,7 @@ import importlib
 
 __all__ = ["GradeError", "Limits", "grade"]
 
-_HOMES = {"grade": "kata.grading.batch", "Limits": "kata.grading.runner", "GradeError": "kata.grading.intake"}
+_HOMES = {"grade": "kata.grading.batch", "Limits": "kata.grading.sandbox", "GradeError": "kata.grading.intake"}
 
 
 def __getattr__(name: str):

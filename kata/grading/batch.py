@@ -1,174 +1,215 @@
-"""A whole ``kata grade``: the reference run, every submission, the scores and the reports.
+"""A whole ``kata grade``: the run's seed and audit data, the sandboxes, the reference, every submission.
 
-Submissions are graded ``jobs`` at a time, each on its own thread of this
-process, each in its own test processes (kata/grading/runner.py). The
-reference run goes first in the same pool (or is reused from
-``reference.json``); once every submission's processes have ended, the scores
-are computed (kata/grading/scoring.py) and the reports written
-(kata/grading/reports.py).
+Submissions are graded ``jobs`` at a time, each job with its two servers
+(kata/grading/slots.py): the audit's records, then the checks. The reference
+solutions' check run goes first on the first job (or is reused from
+``reference.json`` while nothing it depends on changed); their records are made
+here, with the run's fresh seed (kata/grading/judge.py). Once every submission's
+processes have ended, the scores are computed and the reports written.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import platform
+import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from importlib import metadata
 from pathlib import Path
 
-from kata.grading import reference as ref
+from kata import curriculum
+from kata.grading import judge, sandbox
 from kata.grading.intake import GradeError, Submission, name_submissions
 from kata.grading.reports import class_table, write_outputs
-from kata.grading.results import Graded, finish_results
-from kata.grading.runner import Limits, Session, run_submission
-from kata.grading.sandbox import Plan, plan
-from kata.grading.scoring import Scheme, Score, score
+from kata.grading.runner import Graded, Job, grade_submission
+from kata.grading.sandbox import Limits, Roots
+from kata.grading.scoring import Scheme, Score, finish, score
+from kata.grading.slots import Slot
 from kata.project import Project, locate
 
-__all__ = ["grade"]
+__all__ = ["fingerprint", "grade"]
+
+REFERENCE_TIMEOUT = 900.0
 
 
-def _last_lines(text: str, n: int) -> str:
-    return "\n".join(text.rstrip().splitlines()[-n:])
+def _digest(project: Project) -> str:
+    import kata
+
+    package = Path(kata.__file__).resolve().parent
+    files = [project.root / "pyproject.toml", project.root / "conftest.py", *sorted(project.checks.glob("*.py")),
+             *sorted(project.solutions.glob("*.py")), *sorted(package.rglob("*.py")), *sorted(package.rglob("*.toml"))]
+    h = hashlib.sha256()
+    for f in files:
+        if f.is_file():
+            h.update(str(f.relative_to(f.parents[1])).encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()
+
+
+def _version(dist: str) -> str:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return "-"
+
+
+def fingerprint(project: Project, limits: Limits, plan: sandbox.Plan) -> dict:
+    """What the reference's check run depends on: a saved one is reused only while all of it matches."""
+    return {"assets": _digest(project), "python": platform.python_version(), "machine": platform.machine(),
+            **{d: _version(d) for d in ("torch", "torchvision", "pytest", "hypothesis", "pytest-reportlog")},
+            "slow": limits.slow, "test_timeout": limits.test_timeout, "memory_mb": limits.memory_mb,
+            "sandbox": plan.kind, "gpus": len(list(Path("/dev").glob("nvidia[0-9]*")))}
+
+
+def _saved(path: Path, expected: dict) -> dict | None:
+    try:
+        saved = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    ok = isinstance(saved, dict) and saved.get("fingerprint") == expected and isinstance(saved.get("results"), dict)
+    return saved if ok else None
+
+
+def _pytest_args(project: Project, limits: Limits) -> tuple[list[str], list[str]]:
+    """(the checks with pytest's options, the same to collect them in a server)."""
+    checks = [str(project.checks_of(n)) for n in curriculum.names() if project.checks_of(n).is_file()]
+    common = ["--rootdir", str(project.root), "-c", str(project.root / "pyproject.toml"),
+              "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    args = [*checks, *common, "-p", "no:cacheprovider", "--timeout", f"{limits.test_timeout:g}",
+            "--timeout-method", "signal", "--basetemp", "{work}/tmp/pytest", "-q", "--tb=short", "--color=no"]
+    return args + (["--slow"] if limits.slow else []), [*checks, *common]
 
 
 def grade(paths: list[str | Path], out: str | Path, limits: Limits | None = None, jobs: int | None = None,
-          reference: str | Path | None = None, progress: bool = True, keep: bool = False, echo=print,
-          flagged: str = "zero") -> list[Score]:
+          reference: str | Path | None = None, progress: bool = True, keep: bool = False, echo=print) -> list[Score]:
     """Grade ``paths`` into ``out``; return the scores (in the order given)."""
     limits = limits or Limits()
     jobs = max(1, jobs or os.cpu_count() or 1)
     project = locate()
+    if not project.has_solutions:
+        raise GradeError(f"no reference solutions in {project.root} (a student release?): grading needs the "
+                         "teacher's copy of the kata, with solutions/")
     subs = name_submissions(paths)
     out = Path(out).expanduser().resolve()
-    reference_path = Path(reference).expanduser().resolve() if reference else out / "reference.json"
     work = Path(tempfile.mkdtemp(prefix="kata-grade-"))
     os.chmod(work, 0o711)
-    sandbox = plan(limits.isolate, project, work)
     try:
-        return _grade(subs, out, reference_path, limits, jobs, project, sandbox, work, progress, echo, flagged)
+        return _grade(subs, out, Path(reference) if reference else out / "reference.json", limits, jobs, project,
+                      work, progress, echo)
     finally:
-        if sandbox.cgroups is not None:
-            sandbox.cgroups.remove()
         if keep:
             echo(f"kata grade: working folders kept in {work}")
         else:
             shutil.rmtree(work, ignore_errors=True)
 
 
-def _grade(subs: list[Submission], out: Path, reference_path: Path, limits: Limits, jobs: int, project: Project,
-           sandbox: Plan, work: Path, progress: bool, echo, flagged: str) -> list[Score]:
-    """Set up the session (its zygote), grade, and stop the zygote."""
-    digest = ref.assets_digest(project)
-    fp = ref.fingerprint(limits, digest, f"{sandbox.files}; {'own user' if sandbox.uids else 'same user'}")
-    saved = ref.load_reference(reference_path, fp)
-    session = Session(limits, project, sandbox, work, jobs=jobs, out=out)
-    protections = sandbox.lines(limits)
-    try:
-        session.start_spawner()
-        if session.spawner.missing or session.spawner.collect_problem:
-            echo("kata grade: warning: the test processes start without "
-                 + "; ".join([*(f"{m} imported" for m in session.spawner.missing),
-                              *([f"the checks collected ({session.spawner.collect_problem})"]
-                                if session.spawner.collect_problem else [])])
-                 + ": they import or collect it themselves (slower)")
-        return _run_all(subs, out, reference_path, limits, jobs, project, session, saved, fp, digest, protections,
-                        progress, echo, flagged)
-    finally:
-        if session.spawner is not None:
-            session.spawner.stop()
-
-
-def _run_all(subs: list[Submission], out: Path, reference_path: Path, limits: Limits, jobs: int, project: Project,
-             session: Session, saved: dict | None, fp: dict, digest: str, protections: list[str], progress: bool,
-             echo, flagged: str) -> list[Score]:
-    sandbox = session.plan
+def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, project: Project, work: Path,
+           progress: bool, echo) -> list[Score]:
     start = time.monotonic()
-    from tqdm import tqdm
-
-    bar = tqdm(total=len(subs), desc="kata grade", unit="submission", disable=not progress or not subs,
-               file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
-    say = (lambda text: bar.write(text, file=sys.stderr)) if progress else (lambda text: None)
+    ref = judge.Reference(project, judge.new_seed(), work)
+    os.chmod(work / "audit-data", 0o755)
+    plan = sandbox.plan(limits.isolate, Roots(project, ref.data))
+    if plan.kind == "refused":
+        raise GradeError("; ".join(plan.notes))
+    protections = plan.lines(limits)
     for line in protections:
         echo(f"kata grade: {line}")
-    results: dict[str, Graded] = {}
-    ref_graded = None
+    threads = max(1, (os.cpu_count() or 1) // jobs)
+    args, collect = _pytest_args(project, limits)
+    roots = Roots(project, ref.data)
+    pool = [Job(Slot(plan, "records", roots, limits, i, work, threads),
+                Slot(plan, "checks", roots, limits, i, work, threads, collect), limits, ref.seed, args)
+            for i in range(min(jobs, max(1, len(subs))))]
     try:
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {}
-            if saved is None:
-                run = ref.reference_submission(project)
-                futures[pool.submit(run_submission, session, run, max(limits.timeout, ref.REFERENCE_TIMEOUT))] = None
-            else:
-                say(f"reference solutions: reusing {reference_path} ({len(saved['checks'])} checks)")
-            for sub in subs:
-                futures[pool.submit(run_submission, session, sub)] = sub
-            try:
-                for future in as_completed(futures):
-                    sub = futures[future]
-                    graded = future.result()
-                    if sub is None:
-                        ref_graded = graded
-                        _check_reference(graded, say)
-                    else:
-                        results[sub.name] = graded
-                        bar.update(1)
-                        bar.set_postfix_str(sub.name, refresh=False)
-            except BaseException:
-                session.stop()
-                for future in futures:
-                    future.cancel()
-                raise
+        starting = [threading.Thread(target=slot.start, daemon=True) for job in pool
+                    for slot in (job.checks, job.records)]
+        for thread in starting:
+            thread.start()
+        ref.make()
+        for thread in starting:
+            thread.join()
+        fp = fingerprint(project, limits, plan)
+        saved = _saved(reference_path, fp)
+        if saved is None:
+            reference_run = grade_submission(pool[0], Submission("reference", project.solutions),
+                                             REFERENCE_TIMEOUT, reference=True)
+            saved = {"fingerprint": fp, "checks": list(reference_run.results), "results": reference_run.results,
+                     "seconds": round(reference_run.seconds, 1), "created": time.strftime("%Y-%m-%d %H:%M:%S")}
+            if not reference_run.results or not any(r["outcome"] == "passed" for r in reference_run.results.values()):
+                raise GradeError("the reference solutions could not be checked here:\n"
+                                 + "\n".join(reference_run.log)[-3000:])
+        else:
+            echo(f"kata grade: reference solutions: reusing {reference_path} ({len(saved['checks'])} checks)")
+        for job in pool:
+            job.order = list(saved["checks"])
+        graded = _run_all(pool, subs, progress)
     finally:
-        bar.close()
-    if not sandbox.isolated and ref.assets_digest(project) != digest:
-        raise GradeError("the checks, the solutions or the kata's own files changed while grading (a submission "
-                         "wrote to them?): these grades can't be trusted. Restore the project (git status) and "
-                         "grade again.")
-    reference_data = saved or ref.record(ref_graded, fp)
-    scheme = Scheme.from_reference(reference_data)
-    if saved is None and reference_path != out / "reference.json":
-        try:
-            from kata.files import write_json
-
-            reference_path.parent.mkdir(parents=True, exist_ok=True)
-            write_json(reference_path, reference_data, indent=1)
-        except OSError as err:
-            echo(f"kata grade: could not save the reference run to {reference_path}: {err}")
-    graded_list = [results[s.name] for s in subs]
-    for g in graded_list:
-        finish_results(g, scheme.checks, limits.timeout)
-    scores = [score(g, scheme, flagged) for g in graded_list]
+        for job in pool:
+            job.records.stop()
+            job.checks.stop()
+    unavailable = [f for f, v in ref.verdicts({}).items() if (v or "").startswith("unavailable")]
+    scheme = Scheme.from_reference(saved, unavailable)
+    scheme.warnings += [f"the reference could not make the audit's record {f} here: the checks resting on it "
+                        "rest on the sandbox's report this run" for f in ref.failures()]
+    scores = []
+    for g in graded:
+        finish(g, scheme.checks, limits.timeout)
+        scores.append(score(g, scheme, ref.verdicts(g.records)))
     seconds = time.monotonic() - start
-    import kata
-
-    extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
-             "seconds": round(seconds, 1), "jobs": jobs, "flagged": flagged, "checks": len(scheme.checks),
-             "weighted_checks": sum(1 for w in scheme.weight.values() if w > 0)}
-    write_outputs(out, graded_list, scores, scheme, limits, protections, reference_data, extra)
+    extra = {"seconds": round(seconds, 1), "jobs": len(pool), "seed": ref.seed, "checks": len(scheme.checks),
+             "points_resting_on_the_process": round(scheme.resting_on_the_process(), 2)}
+    write_outputs(out, graded, scores, scheme, limits, protections, saved, extra)
+    if reference_path != out / "reference.json":
+        reference_path.parent.mkdir(parents=True, exist_ok=True)
+        reference_path.write_text(json.dumps(saved, indent=1))
     for warning in scheme.warnings:
         echo(f"warning: {warning}")
     if subs:
         echo(f"kata grade: {len(subs)} submission{'s' if len(subs) != 1 else ''} in {seconds:.1f} s "
-             f"({seconds / len(subs):.1f} s each with --jobs {jobs}); {limits.describe()}")
-        held = sum(s.flagged for s in scores)
-        if held:
-            echo(f"kata grade: {held} flagged for review (--flagged {flagged}: "
-                 f"{'they score 0' if flagged == 'zero' else 'they keep what their checks earned'}); "
-                 f"see their status and logs")
+             f"({seconds / len(subs):.1f} s each with --jobs {len(pool)}); {limits.describe()}")
         echo(class_table(scores, scheme))
     echo(f"wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/, reference.json")
     return scores
 
 
-def _check_reference(graded: Graded, say) -> None:
-    passed = sum(r["outcome"] == "passed" for r in graded.results.values())
-    say(f"reference solutions: {passed}/{len(graded.collected or [])} checks pass ({graded.seconds:.1f} s)")
-    if graded.flags:
-        say("warning: the vetting flags the reference solutions: " + "; ".join(graded.flags))
-    if graded.collected is None or graded.problems:
-        raise GradeError("the reference solutions could not be checked here: "
-                         + "; ".join(graded.problems or ["no checks were collected"])
-                         + "\n" + _last_lines(graded.log, 15))
+def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
+    from tqdm import tqdm
+
+    todo: queue.Queue = queue.Queue()
+    for i, sub in enumerate(subs):
+        todo.put((i, sub))
+    found: dict[int, Graded] = {}
+    bar = tqdm(total=len(subs), desc="kata grade", unit="submission", disable=not progress or not subs,
+               file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
+    errors: list[BaseException] = []
+
+    def work(job: Job) -> None:
+        while not errors:
+            try:
+                i, sub = todo.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                found[i] = grade_submission(job, sub)
+            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
+                errors.append(exc)
+                return
+            bar.update(1)
+            bar.set_postfix_str(sub.name, refresh=False)
+
+    threads = [threading.Thread(target=work, args=(job,), daemon=True) for job in pool]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        bar.close()
+    if errors:
+        raise errors[0]
+    return [found[i] for i in range(len(subs))]

@@ -135,7 +135,7 @@ Grading options baked in: __OPTIONS__
 def options_of(args) -> list[str]:
     """The grading options of ``kata gradescope`` as ``kata grade`` arguments."""
     options = ["--timeout", f"{args.timeout:g}", "--test-timeout", f"{args.test_timeout:g}",
-               "--memory", str(args.memory), "--processes", str(args.processes), "--flagged", args.flagged]
+               "--memory", str(args.memory), "--processes", str(args.processes), "--disk", str(args.disk)]
     return options + (["--slow"] if args.slow else [])
 
 

@@ -1,12 +1,16 @@
-"""Taking a submission: its name, and a copy of its exercise modules, nothing else.
+"""Taking a submission: a name of its own, and its exercise modules as text, nothing else.
 
 A *submission* is a folder holding the exercises' modules (directly, in an
 ``exercises/`` subfolder, or inside its one subfolder, as unzipped archives
-often are) or a ``.zip`` of one; its name is the folder's or the zip's name
-without ``.zip``. Only the modules the curriculum names (``devices.py`` ...)
-are copied, as plain files of 1 MB at most, into a fresh folder: a
-``conftest.py``, a ``pytest.ini``, a ``sitecustomize.py``, links or fake
-results next to them are never read.
+often are) or a ``.zip`` of one. Only the modules the curriculum names are
+taken, with the learner's own helper modules beside them (``from .helpers
+import ...``): plain ``.py`` files of 1 MB at most, 50 at most. A path that
+leads outside the hand-in is refused and named in the submission's status: a
+symbolic link that resolves elsewhere (a ``solutions`` folder, a reference
+file), a file with a second name elsewhere (a hard link), a zip entry with an
+absolute path or ``..``. A ``conftest.py``, ``pytest.ini`` or
+``sitecustomize.py`` beside the modules is never run: the grader puts the
+files it took in a folder of its own.
 """
 
 from __future__ import annotations
@@ -15,15 +19,16 @@ import os
 import re
 import stat
 import zipfile
-from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from kata import curriculum
 
-__all__ = ["MODULE_LIMIT", "GradeError", "Submission", "name_submissions", "take_modules"]
+__all__ = ["MODULE_LIMIT", "GradeError", "Submission", "Taken", "name_submissions", "take"]
 
-MODULE_LIMIT = 1 << 20  # bytes: a module larger than this is not taken
+MODULE_LIMIT = 1 << 20
+MAX_FILES = 50
+NEVER = {"conftest.py", "sitecustomize.py", "usercustomize.py", "setup.py", "__init__.py"}
 
 
 class GradeError(Exception):
@@ -36,133 +41,147 @@ class Submission:
     path: Path
 
 
-def _display_name(path: Path) -> str:
-    return path.name[:-4] if path.suffix.lower() == ".zip" and path.is_file() else path.name
+@dataclass
+class Taken:
+    files: dict[str, str] = field(default_factory=dict)   # file name -> source text
+    problems: list[str] = field(default_factory=list)     # what was refused or not taken, in words
+
+    @property
+    def modules(self) -> list[str]:
+        return [n for n in curriculum.names() if f"{n}.py" in self.files]
 
 
 def name_submissions(paths: list[str | Path]) -> list[Submission]:
-    """A :class:`Submission` per path, named after it (``alice``, ``alice-2`` for a second ``alice``)."""
-    missing = [str(p) for p in paths if not Path(p).exists()]
+    """A :class:`Submission` per path, each with a name of its own (``alice``, then ``alice-2``, ...)."""
+    missing = [str(p) for p in paths if not os.path.lexists(p)]
     if missing:
         raise GradeError("no such file or folder: " + ", ".join(missing))
-    subs, seen = [], Counter()
+    wanted = []
     for p in paths:
-        path = Path(p).expanduser().resolve()
+        path = Path(p).expanduser().absolute()
         if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
             raise GradeError(f"{p}: a submission is a folder or a .zip file")
-        name = re.sub(r"[^\w .@+-]+", "_", _display_name(path)).strip("._ ") or "submission"
-        seen[name] += 1
-        subs.append(Submission(name if seen[name] == 1 else f"{name}-{seen[name]}", path))
+        base = path.name[:-4] if path.suffix.lower() == ".zip" and path.is_file() else path.name
+        wanted.append((path, re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"))
+    taken, subs = set(), []
+    for path, name in wanted:
+        unique, n = name, 1
+        while unique in taken:
+            n += 1
+            unique = f"{name}-{n}"
+        taken.add(unique)
+        subs.append(Submission(unique, path))
     return subs
 
 
-def _module_files() -> list[str]:
-    return [f"{name}.py" for name in curriculum.names()]
+def _wanted(name: str) -> bool:
+    return name.endswith(".py") and name not in NEVER and re.fullmatch(r"[A-Za-z_]\w*\.py", name) is not None
 
 
-def take_modules(source: Path, dest: Path) -> tuple[list[str], list[str]]:
-    """Copy the exercise modules of ``source`` (a folder or a zip) into ``dest``.
-    Returns (the modules taken, in curriculum order; the problems met, in words)."""
-    dest.mkdir(parents=True, exist_ok=True)
-    if source.is_file():
-        return _take_from_zip(source, dest)
-    return _take_from_folder(source, dest)
+def _holds_modules(names) -> bool:
+    return any(f"{m}.py" in names for m in curriculum.names())
 
 
-def _single_subfolder(names: list[str]) -> str | None:
-    real = [n for n in names if not n.startswith((".", "__MACOSX"))]
-    return real[0] if len(real) == 1 else None
+def take(source: Path) -> Taken:
+    """The submission's modules (see the module's docstring)."""
+    return _from_zip(source) if source.is_file() else _from_folder(source)
 
 
-def _too_large(name: str) -> str:
-    return f"{name}.py is larger than {MODULE_LIMIT >> 20} MB: not taken"
+def _resolve_inside(path: Path, top: Path) -> tuple[Path | None, str]:
+    """``path`` with its links followed, when that stays inside ``top``; else (None, why)."""
+    real = Path(os.path.realpath(path))
+    if not real.is_relative_to(Path(os.path.realpath(top))):
+        shown = path.relative_to(top) if path.is_relative_to(top) else path
+        return None, f"refused: {shown} is a link to {real}, outside the hand-in"
+    return real, ""
 
 
-def _take_from_folder(source: Path, dest: Path) -> tuple[list[str], list[str]]:
-    def holds_modules(folder: Path) -> bool:
-        return any(os.path.lexists(folder / f) for f in _module_files())
-
-    candidates = [source, source / "exercises"]
-    if not any(holds_modules(c) for c in candidates):
-        subfolders = [p.name for p in source.iterdir() if p.is_dir() and not p.is_symlink()] if source.is_dir() else []
-        inner = _single_subfolder(subfolders)
-        if inner:
-            candidates += [source / inner, source / inner / "exercises"]
-    folder = next((c for c in candidates if holds_modules(c)), None)
+def _from_folder(top: Path) -> Taken:
+    taken = Taken()
+    candidates = [top, top / "exercises"]
+    if not any(_holds_modules(os.listdir(c)) for c in candidates if c.is_dir()):
+        inner = [p for p in top.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
+        if len(inner) == 1:
+            candidates += [inner[0], inner[0] / "exercises"]
+    folder = next((c for c in candidates if c.is_dir() and _holds_modules(os.listdir(c))), None)
     if folder is None:
-        return [], []
-    found, problems = [], []
-    for name in curriculum.names():
-        path = folder / f"{name}.py"
-        try:
-            info = os.lstat(path)
-        except FileNotFoundError:
+        return taken
+    real, why = _resolve_inside(folder, top)
+    if real is None:
+        taken.problems.append(why)
+        return taken
+    for name in sorted(os.listdir(folder)):
+        if not _wanted(name) or len(taken.files) >= MAX_FILES:
             continue
+        path = folder / name
+        shown = path.relative_to(top)
+        info = os.lstat(path)
+        if stat.S_ISLNK(info.st_mode):
+            real, why = _resolve_inside(path, top)
+            if real is None:
+                taken.problems.append(why)
+                continue
+            info = os.stat(real)
         if not stat.S_ISREG(info.st_mode):
-            problems.append(f"{name}.py is not a plain file (a link?): not taken")
             continue
-        if info.st_size > MODULE_LIMIT:
-            problems.append(_too_large(name))
+        if info.st_nlink > 1:
+            taken.problems.append(f"refused: {shown} is a hard link (it has {info.st_nlink} names, so it may be a "
+                                  "file from elsewhere): hand in a copy")
             continue
-        flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         try:
-            fd = os.open(path, flags)
+            with open(path, "rb") as f:
+                data = f.read(MODULE_LIMIT + 1)
         except OSError as err:
-            problems.append(f"{name}.py could not be read ({err.strerror})")
+            taken.problems.append(f"{shown} could not be read ({err.strerror})")
             continue
-        with os.fdopen(fd, "rb") as f:
-            _keep(name, f.read(MODULE_LIMIT + 1), dest, found, problems)
-    return found, problems
+        _keep(taken, name, data, str(shown))
+    return taken
 
 
-def _keep(name: str, data: bytes, dest: Path, found: list[str], problems: list[str]) -> None:
-    """Write a module read with one byte beyond the limit into `dest`, or say it is too large."""
+def _keep(taken: Taken, name: str, data: bytes, shown: str) -> None:
     if len(data) > MODULE_LIMIT:
-        problems.append(_too_large(name))
+        taken.problems.append(f"{shown} is larger than {MODULE_LIMIT >> 20} MB: not taken")
         return
-    (dest / f"{name}.py").write_bytes(data)
-    found.append(name)
+    taken.files[name] = data.decode("utf-8", "replace")
 
 
-def _take_from_zip(source: Path, dest: Path) -> tuple[list[str], list[str]]:
+def _from_zip(source: Path) -> Taken:
+    taken = Taken()
     try:
         archive = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as err:
-        return [], [f"not a readable zip file ({err})"]
+        taken.problems.append(f"not a readable zip file ({err})")
+        return taken
     with archive:
-        by_folder: dict[tuple[str, ...], dict[str, zipfile.ZipInfo]] = {}
+        folders: dict[tuple[str, ...], dict[str, zipfile.ZipInfo]] = {}
         tops = set()
         for info in archive.infolist():
-            parts = PurePosixPath(info.filename.replace("\\", "/")).parts
+            raw = info.filename.replace("\\", "/")
+            parts = PurePosixPath(raw).parts
             if not parts or "__MACOSX" in parts:
+                continue
+            if raw.startswith("/") or ".." in parts or re.match(r"^[A-Za-z]:", raw):
+                taken.problems.append(f"refused: the zip entry {info.filename} points outside the hand-in")
+                continue
+            if stat.S_ISLNK(info.external_attr >> 16):
+                taken.problems.append(f"refused: the zip entry {info.filename} is a link")
                 continue
             if len(parts) > 1:
                 tops.add(parts[0])
-            if not info.is_dir() and parts[-1] in _module_files():
-                by_folder.setdefault(parts[:-1], {})[parts[-1][:-3]] = info
+            if not info.is_dir() and _wanted(parts[-1]):
+                folders.setdefault(parts[:-1], {})[parts[-1]] = info
         candidates = [(), ("exercises",)]
-        top = _single_subfolder(sorted(tops))
-        if top:
+        if len(tops) == 1:
+            top = next(iter(tops))
             candidates += [(top,), (top, "exercises")]
-        folder = next((c for c in candidates if c in by_folder), None)
-        if folder is None:
-            return [], []
-        found, problems = [], []
-        for name in curriculum.names():
-            info = by_folder[folder].get(name)
-            if info is None:
-                continue
-            if stat.S_ISLNK(info.external_attr >> 16):
-                problems.append(f"{name}.py is a link in the zip: not taken")
-                continue
+        folder = next((c for c in candidates if c in folders and _holds_modules(folders[c])), None)
+        for name, info in sorted(folders.get(folder, {}).items())[:MAX_FILES] if folder is not None else []:
             if info.file_size > MODULE_LIMIT:
-                problems.append(_too_large(name))
+                taken.problems.append(f"{info.filename} is larger than {MODULE_LIMIT >> 20} MB: not taken")
                 continue
             try:
                 with archive.open(info) as f:
-                    data = f.read(MODULE_LIMIT + 1)
+                    _keep(taken, name, f.read(MODULE_LIMIT + 1), info.filename)
             except (RuntimeError, zipfile.BadZipFile, OSError, NotImplementedError) as err:
-                problems.append(f"{name}.py could not be read from the zip ({err})")
-                continue
-            _keep(name, data, dest, found, problems)
-        return found, problems
+                taken.problems.append(f"{info.filename} could not be read from the zip ({err})")
+    return taken

@@ -5,6 +5,11 @@
 - :mod:`kata.harness.tracebacks`: from a traceback to the learner's file and line;
 - :mod:`kata.harness.plugin`: the pytest plugin (entry point ``kata``);
 - :mod:`kata.harness.accelerator`: where the checks marked ``cuda`` run;
+- :mod:`kata.harness.failures`: what a failed check says to the learner (its message);
+- :mod:`kata.harness.outcomes`: the outcome model: a run's records (as ``--report-log``
+  writes them), one block per cause and a row per exercise, and their text; what every
+  view of a run reads (pytest's terminal, ``kata watch``, ``kata.check``, the grader);
+- :mod:`kata.harness.grouping`: a learner's run's failures, one block per cause;
 - :mod:`kata.harness.scoreboard`: the table that ends a learner's run.
 """
 

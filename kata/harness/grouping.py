@@ -1,51 +1,45 @@
-"""One cause, one message: a learner's run shows each cause of failure once.
+"""One cause, one block: a learner's run shows each cause of failure once, in curriculum order.
 
-A stub that is not written yet, a module that does not import, a ``plt.show()``
-or the seed's tensor history make many checks of one exercise fail with the
-same message. In a learner's run, failures of one exercise with the same cause
-are shown once in full, followed by "and N more checks fail for the same reason"
-with their names; the others are left out of the failure details (they still
-count as failed, and ``-rf`` still lists them).
+:class:`Recorder` is the pytest plugin of a learner's run that keeps each check's
+record (from the ``user_properties`` the kata's plugin puts on its reports: the
+same records pytest-reportlog writes, see kata/harness/outcomes.py) and, before
+pytest writes the failures, puts them in the order of the outcome model's
+blocks: the first check of each cause, its message followed by "and N more
+checks fail for the same reason" naming the others, which are left out of the
+failure details (they still count as failed, and ``-rf`` still lists them).
 
-The cause of a failure is its exercise, the kind of exception and the first
-line of its message (the checks word a cause the same way whatever the
-parameters, and put the specifics on later lines).
+A run that names a plugin object of this class (``pytest.main(args,
+plugins=[Recorder()])``, as ``kata.check`` does) gets its records afterwards.
 """
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
-from kata import curriculum
+from kata.harness import outcomes
 
-__all__ = ["FailureGroups", "cause_of"]
-
-_NUMBERS = re.compile(r"\d+(\.\d+)?")
+__all__ = ["Recorder"]
 
 
-def cause_of(item: pytest.Item, excinfo: pytest.ExceptionInfo) -> str | None:
-    """A key shared by failures with the same cause (None: never grouped)."""
-    exercise = curriculum.exercise_of(item.path)
-    text = str(excinfo.value).strip()
-    if exercise is None or not text:
-        return None
-    first = _NUMBERS.sub("#", text.splitlines()[0])
-    return f"{exercise.name}|{excinfo.typename}|{first}"
-
-
-class FailureGroups:
-    """A plugin for a learner's run: folds failures of the same cause (see the module's docstring)."""
+class Recorder:
+    """Each kata check's record, in run order; and the failures, folded one per cause."""
 
     def __init__(self):
-        self.groups: dict[str, list[pytest.TestReport]] = {}
-        self.held: list[pytest.TestReport] = []
+        self.entries: list[dict] = []
+        self.tracebacks = False   # the learner asked for pytest's tracebacks (--tb=...)
+        self._reports: dict[str, pytest.TestReport] = {}
+        self._held: list[pytest.TestReport] = []
+
+    @property
+    def records(self) -> list[outcomes.Record]:
+        return outcomes.records(self.entries)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        cause = getattr(report, "kata_cause", None)
-        if report.failed and cause is not None:
-            self.groups.setdefault(cause, []).append(report)
+        self.entries.append({"$report_type": "TestReport", "nodeid": report.nodeid, "when": report.when,
+                             "outcome": report.outcome, "user_properties": list(report.user_properties),
+                             "longrepr": report.longrepr if report.skipped else None})
+        if report.failed:
+            self._reports.setdefault(report.nodeid, report)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -54,26 +48,25 @@ class FailureGroups:
         if reporter is None:
             return
         failed = reporter.stats.get("failed", [])
-        for reports in self.groups.values():
-            if len(reports) < 2:
+        listed = {id(r) for r in failed}
+        shown = []
+        for block in outcomes.summarize(self.records).blocks:
+            reports = [self._reports[c] for c in block.checks if id(self._reports.get(c)) in listed]
+            if not reports:
                 continue
-            first, rest = reports[0], reports[1:]
-            names = [_name(r) for r in rest]
-            shown = ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
-            first.longrepr = (f"{first.longreprtext.rstrip()}\n\n"
-                              f"and {len(rest)} more check{'s' if len(rest) > 1 else ''} fail for the same "
-                              f"reason: {shown}")
-            for report in rest:
-                if report in failed:
-                    failed.remove(report)
-                    self.held.append(report)
+            first = reports[0]
+            if not self.tracebacks:
+                first.longrepr = outcomes.render_block(block)
+            elif len(block.checks) > 1:
+                first.longrepr = f"{first.longreprtext.rstrip()}\n\n{outcomes.same_reason(block)}"
+            shown.append(first)
+            self._held += reports[1:]
+        if shown:
+            mine = {id(r) for r in shown + self._held}
+            reporter.stats["failed"] = shown + [r for r in failed if id(r) not in mine]
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_terminal_summary(self, terminalreporter) -> None:
         """After the failures are written: put the folded ones back, so the counts are right."""
-        terminalreporter.stats.setdefault("failed", []).extend(self.held)
-        self.held.clear()
-
-
-def _name(report: pytest.TestReport) -> str:
-    return report.nodeid.split("::", 1)[-1]
+        terminalreporter.stats.setdefault("failed", []).extend(self._held)
+        self._held.clear()

@@ -32,11 +32,10 @@ import pytest
 
 from kata import curriculum
 from kata.harness import accelerator as _accelerator
-from kata.harness import settings
-from kata.harness.grouping import FailureGroups, cause_of
+from kata.harness import failures, outcomes, settings
+from kata.harness.grouping import Recorder
 from kata.harness.scoreboard import Scoreboard
-from kata.harness.target import Target, TargetError, find_target
-from kata.harness.tracebacks import learner_error, place_in
+from kata.harness.target import Target, find_target
 from kata.project import locate
 
 __all__ = ["STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_target"]
@@ -166,6 +165,8 @@ def pytest_configure(config: pytest.Config) -> None:
         config.addinivalue_line("markers", f"{ex.name}: the checks of exercise {ex.label}")
     config.addinivalue_line("markers", "cuda: needs an accelerator (real CUDA, MPS, or the simulated one)")
     config.addinivalue_line("markers", "slow: takes more than a few seconds; runs only with --slow (CI runs them)")
+    config.addinivalue_line("markers", "audit(*facets, observed=''): what of the audit (kata/audit) a check's "
+                                       "verdict implies, and what only the running process sees (kata grade)")
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
     if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
@@ -182,8 +183,12 @@ def pytest_configure(config: pytest.Config) -> None:
         config.option.confcutdir = config.known_args_namespace.confcutdir
         if not benchmarks_only:
             settings.quiet_hypothesis()
-            config.pluginmanager.register(Scoreboard(config, target), "kata-scoreboard")
-            config.pluginmanager.register(FailureGroups(), "kata-failure-groups")
+            recorder = next((p for p in config.pluginmanager.get_plugins() if isinstance(p, Recorder)), None)
+            if recorder is None:
+                recorder = Recorder()
+                config.pluginmanager.register(recorder, "kata-recorder")
+            recorder.tracebacks = _tracebacks_asked(config)
+            config.pluginmanager.register(Scoreboard(config, target, recorder), "kata-scoreboard")
     else:
         from kata import pristine
 
@@ -301,53 +306,40 @@ def _target_of(item: pytest.Item) -> Target | None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    """A kata check's report: in a run with a target, the properties the outcome model reads
+    (kata/harness/outcomes.py); for a failure, its message (kata/harness/failures.py), in place of
+    pytest's traceback where that says more."""
     report = yield
-    excinfo = call.excinfo
-    if excinfo is None or not report.failed or curriculum.exercise_of(item.path) is None:
+    exercise = curriculum.exercise_of(item.path)
+    if exercise is None:
         return report
+    learner = run_target(item.config) is not None
     target = _target_of(item)
-    if excinfo.errisinstance(TargetError):
-        report.longrepr = str(excinfo.value)
-    elif excinfo.errisinstance(NotImplementedError) and target is not None:
-        message = learner_error(excinfo.value, target.path)
-        if message is not None:
-            report.longrepr = message
-            report.kata_todo = True
-    elif _timed_out(excinfo) and target is not None:
-        report.longrepr = _timeout_message(item, excinfo, target)
-    elif run_target(item.config) is not None and _a_checks_assertion(excinfo):
-        report.longrepr = _message_of(excinfo)
-    if run_target(item.config) is not None:
-        report.kata_cause = cause_of(item, excinfo)
+    failure = None
+    if report.failed and call.excinfo is not None and target is not None:
+        timeout = item.config.getoption("timeout", None) or settings.CHECK_TIMEOUT
+        failure = failures.describe(call.excinfo, target, timeout)
+        mine = failure.todo or failure.kind in ("TargetError", "Timeout")   # never a traceback worth reading
+        if mine or (learner and not (failure.traceback and _tracebacks_asked(item.config))):
+            report.longrepr = failure.message
+        report.kata_todo = failure.todo   # read by kata/grading/plugin.py until it reads the properties
+    if learner:
+        report.user_properties += outcomes.properties(exercise.name, *_decided(report, exercise.name, failure))
     return report
 
 
-def _a_checks_assertion(excinfo: pytest.ExceptionInfo) -> bool:
-    """An assertion of the checks themselves (not one raised in the learner's code)."""
-    if not excinfo.errisinstance((AssertionError, pytest.fail.Exception)) or not excinfo.traceback:
-        return False
-    return Path(str(excinfo.traceback[-1].path)).resolve().is_relative_to(locate().checks)
+def _tracebacks_asked(config: pytest.Config) -> bool:
+    """Whether the command line chose a traceback style (--tb=short, long, native...): pytest's tracebacks."""
+    return config.option.tbstyle not in ("auto", None)
 
 
-def _message_of(excinfo: pytest.ExceptionInfo) -> str:
-    """What a learner needs of a check's failure: its message (without pytest's rewriting of the
-    assert's expression, which only shows the check's internals) and any notes (Hypothesis's
-    falsifying example)."""
-    text = str(excinfo.value)
-    if excinfo.errisinstance(AssertionError) and "\nassert " in text:
-        text = text[:text.index("\nassert ")]
-    notes = [n for n in getattr(excinfo.value, "__notes__", ()) if isinstance(n, str)]
-    return "\n".join([text.rstrip(), *notes]) if text.strip() else excinfo.exconly()
-
-
-def _timed_out(excinfo: pytest.ExceptionInfo) -> bool:
-    return excinfo.errisinstance(pytest.fail.Exception) and str(excinfo.value).startswith("Timeout")
-
-
-def _timeout_message(item: pytest.Item, excinfo: pytest.ExceptionInfo, target: Target) -> str:
-    seconds = item.config.getoption("timeout", None) or settings.CHECK_TIMEOUT
-    place = place_in(excinfo.value, target.path)
-    where = f"; your code was at {place.where}: {place.source}" if place else ""
-    return (f"this check did not finish within {seconds:g} s, its time limit (it needs a few seconds){where}.\n"
-            "  A plt.pause() or plt.show() waiting for a window, time.sleep(), an endless loop, or far more "
-            "work than the check asks for?")
+def _decided(report: pytest.TestReport, exercise: str, failure: failures.Failure | None):
+    """(outcome, cause, message) of a report, for the outcome model (Nones where it decides nothing)."""
+    if report.failed:
+        failure = failure or failures.Failure(outcomes.clean(report.longreprtext) or "failed", "error")
+        return ("todo" if failure.todo else "failed", outcomes.cause_key(exercise, failure.kind, failure.cause),
+                failure.message)
+    if report.skipped:
+        reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else ""
+        return "skipped", None, outcomes.clean(str(reason).removeprefix("Skipped: "))
+    return ("passed" if report.when == "call" else None), None, None

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+import time
 from pathlib import Path
 
 import pytest
 
 from kata import curriculum, progress
+from kata.harness import outcomes
+from kata.harness.grouping import Recorder
 from kata.harness.target import Target
 from kata.project import locate
 
@@ -15,13 +17,15 @@ __all__ = ["Scoreboard"]
 
 
 class Scoreboard:
-    """Collects each check's outcome (a pytest plugin object) and writes the table."""
+    """The table of a learner's run (a pytest plugin object), from the records ``recorder`` keeps;
+    it also runs the checks in the table's order."""
 
-    def __init__(self, config: pytest.Config, target: Target):
+    def __init__(self, config: pytest.Config, target: Target, recorder: Recorder):
         self.config = config
         self.target = target
+        self.recorder = recorder
+        self.started = time.time()          # before the learner's code is imported: edits after it are news
         self.exercise_of: dict[str, str] = {}
-        self.outcome: dict[str, str] = {}
         self.partial: set[str] = set()   # exercises some of whose checks this run left out
         for arg in config.args:  # a check named by its node id: its exercise ran only in part
             exercise = curriculum.exercise_of(Path(arg.split("::")[0]).resolve()) if "::" in arg else None
@@ -34,25 +38,25 @@ class Scoreboard:
             if exercise is not None:
                 self.partial.add(exercise.name)
 
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        """The checks run in curriculum order (the files' names would put data's first)."""
+        order = {name: k for k, name in enumerate(curriculum.names())}
+
+        def rank(item: pytest.Item) -> int:
+            exercise = curriculum.exercise_of(item.path)
+            return order[exercise.name] if exercise is not None else len(order)
+
+        items.sort(key=rank)
+
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         for item in session.items:
             exercise = curriculum.exercise_of(item.path)
             if exercise is not None:
                 self.exercise_of[item.nodeid] = exercise.name
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.failed:
-            self.outcome[report.nodeid] = "todo" if getattr(report, "kata_todo", False) else "failed"
-        elif report.skipped:
-            self.outcome.setdefault(report.nodeid, "skipped")
-        elif report.when == "call":
-            self.outcome.setdefault(report.nodeid, "passed")
-
-    def counts(self) -> dict[str, Counter]:
-        counts: dict[str, Counter] = defaultdict(Counter)
-        for nodeid, exercise in self.exercise_of.items():
-            counts[exercise][self.outcome.get(nodeid, "not run")] += 1
-        return counts
+    def summary(self) -> outcomes.Summary:
+        return outcomes.summarize(self.recorder.records, self.exercise_of, self.partial)
 
     def pytest_sessionfinish(self, session) -> None:
         """Record where each exercise whose checks all ran stands (kata/progress.py): a
@@ -60,11 +64,9 @@ class Scoreboard:
         project = locate()
         if self.target.path.is_relative_to(project.solutions) or self.target.path.is_relative_to(project.checks):
             return
-        complete = {}
-        for name, c in self.counts().items():
-            if name not in self.partial and not c["not run"]:
-                complete[name] = (c["passed"], sum(c.values()) - c["skipped"])
-        progress.record(self.target.path, complete)
+        progress.record(self.target.path, {row.exercise.name: progress.Standing.of(row)
+                                           for row in self.summary().rows if not row.partial and not row.not_run},
+                        started=self.started)
 
     def scope(self) -> str:
         """What this run checked: all checks, or which subset."""
@@ -81,35 +83,19 @@ class Scoreboard:
         """One line per exercise, in curriculum order, then what to do next."""
         if not self.exercise_of:
             return
-        counts = self.counts()
+        summary = self.summary()
         tr, target = terminalreporter, self.target
         scope = self.scope()
         tr.write_sep("=", f"kata: {target.display()}" + (f" ({scope})" if scope else ""))
-        recorded = progress.read(target.path)
         unfinished_here = None
-        for ex in curriculum.exercises():
-            c = counts.get(ex.name)
-            if not c:
-                continue
-            total, done = sum(c.values()), c["passed"]
-            partial = ex.name in self.partial
-            unfinished = done < total - c["skipped"]
-            if not unfinished:
-                status = ("done" if not partial else "all pass of the checks run; `pytest "
-                          f"{target.display(ex.name)}` runs them all")
-                if c["skipped"]:
-                    status += f" ({c['skipped']} skipped: see why above)"
-            elif c["todo"] and not done and c["todo"] + c["skipped"] == total:
-                status = "not started: every check stops at the stub"
-            else:
-                status = ", ".join(f"{c[k]} {label}" for k, label in (
-                    ("failed", "failing"), ("todo", "at a stub"), ("skipped", "skipped"),
-                    ("not run", "not run")) if c[k])
-            if unfinished and unfinished_here is None:
-                unfinished_here = ex
-            tr.write_line(f"  {ex.number}. {ex.name:<9} {done:>3}/{total:<3} passed   {status}",
-                          green=not unfinished, red=unfinished)
-        next_up = unfinished_here or self.next_elsewhere(counts, recorded)
+        for row in summary.rows:
+            extra = f"; `pytest {target.display(row.exercise.name)}` runs them all" if row.partial else ""
+            if row.finished and row.skipped:
+                extra += ": see why above"
+            if not row.finished and unfinished_here is None:
+                unfinished_here = row.exercise
+            tr.write_line(outcomes.render_row(row, extra), green=row.finished, red=not row.finished)
+        next_up = unfinished_here or self.next_elsewhere(summary)
         tr.write_line("")
         if next_up is None:
             tr.write_line(f"  Every exercise is done. `kata train --target {target.display()}` trains the book's "
@@ -122,12 +108,14 @@ class Scoreboard:
         tr.write_line(f"  Edit {target.display(next_up.name)}, check it alone with "
                       f"`pytest {target.display(next_up.name)}`, and see `kata hint {next_up.name}`.")
 
-    def next_elsewhere(self, counts, recorded) -> curriculum.Exercise | None:
-        """The first exercise not done, by this run's results or, for the others, the recorded progress."""
+    def next_elsewhere(self, summary: outcomes.Summary) -> curriculum.Exercise | None:
+        """The first exercise not done, by this run's results or, for the others, the recorded progress
+        (which this run just updated)."""
+        recorded = progress.read(self.target.path)
         for ex in curriculum.exercises():
-            c = counts.get(ex.name)
-            if c and ex.name not in self.partial:
+            row = summary.row(ex.name)
+            if row is not None and not row.partial:
                 continue  # checked in full here, and done (else it was the next one already)
-            if not recorded.get(ex.name, progress.Standing()).done:
+            if not recorded.get(ex.name, progress.Standing()).still_done:
                 return ex
         return None

@@ -26,7 +26,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kata import curriculum
-from kata.harness.tracebacks import display, place_in
+from kata.harness.tracebacks import Place, display, place_in
 from kata.project import ProjectError, locate
 
 __all__ = ["Target", "TargetError", "TargetModule", "find_target", "module_of", "target_of", "target_path"]
@@ -97,6 +97,10 @@ class Target:
     def display(self, module: str | None = None) -> str:
         """A short path for messages: ``exercises/data.py``."""
         return display(self.file(module) if module else self.path)
+
+    def place_of(self, exc: BaseException) -> Place | None:
+        """The last line of this target's code in ``exc``'s traceback, or None."""
+        return place_in(exc, self.path)
 
     def module(self, name: str) -> TargetModule:
         """A lazy handle: the module is imported when a check first uses it."""

@@ -11,7 +11,7 @@ import traceback
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Place", "display", "learner_error", "place_in"]
+__all__ = ["Place", "display", "learner_error", "place_in", "unwritten"]
 
 
 def display(path: str | Path) -> str:
@@ -25,19 +25,26 @@ def display(path: str | Path) -> str:
 
 @dataclass(frozen=True)
 class Place:
-    """A line of the learner's code."""
+    """A line of the learner's code (``label``: how to name its file, when not by its path:
+    a notebook's ``Cell In[5]``)."""
 
     file: Path
     line: int | None
     function: str
     source: str
+    label: str | None = None
+
+    @property
+    def file_name(self) -> str:
+        """``exercises/data.py`` (or the label)."""
+        return self.label or display(self.file)
 
     @property
     def where(self) -> str:
         """``exercises/data.py, line 4, in load_splits`` (``at its top level`` for module code)."""
         name = "its top level" if self.function == "<module>" else self.function
         line = f", line {self.line}" if self.line else ""
-        return f"{display(self.file)}{line}, in {name}"
+        return f"{self.file_name}{line}, in {name}"
 
     def __str__(self) -> str:
         return self.where
@@ -73,8 +80,13 @@ def learner_error(exc: BaseException, folder: Path) -> str | None:
     if place is None:
         return None
     if isinstance(exc, NotImplementedError):
-        if "not written yet" in str(exc):  # the stub's own words say it
-            return f"{display(place.file)}: {exc}"
-        return f"{display(place.file)}: `{place.function}` is not written yet" + (f":\n  {exc}" if str(exc) else "")
+        return unwritten(exc, place)
     return (f"{place.where}: {type(exc).__name__}: {exc}\n"
             f"  `pytest {display(place.file)}` runs the checks that say what is expected there")
+
+
+def unwritten(exc: NotImplementedError, place: Place) -> str:
+    """What a stub's NotImplementedError raised at ``place`` says: which function is not written yet."""
+    if "not written yet" in str(exc):  # the stub's own words say it
+        return f"{place.file_name}: {exc}"
+    return f"{place.file_name}: `{place.function}` is not written yet" + (f":\n  {exc}" if str(exc) else "")

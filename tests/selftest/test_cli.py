@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from kata import commands, curriculum, progress
+from kata import commands, curriculum, pristine, progress
 from kata.celeba import CelebA
 from kata.project import locate
 
@@ -95,7 +95,10 @@ def checkout(tmp_path, monkeypatch):
     for folder in ("tests", "exercises", "solutions"):
         (root / folder).mkdir(parents=True)
     (root / "tests" / "conftest.py").write_text("")
-    shutil.copy(locate().exercises / "model.py", project.exercises / "model.py")
+    stub = pristine.stub_source("model")
+    if stub is None:
+        pytest.skip("no pristine stub of model (no .kata/pristine/ snapshot, no git history)")
+    (project.exercises / "model.py").write_text(stub)
     shutil.copy(locate().solutions / "model.py", project.solutions / "model.py")
     monkeypatch.setattr(solution, "locate", lambda: project)
     return project

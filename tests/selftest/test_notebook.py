@@ -8,6 +8,7 @@ compiled under their own file names and run in one globals dict.
 import contextlib
 import io
 import json
+import linecache
 import os
 import re
 import subprocess
@@ -18,7 +19,8 @@ import pytest
 import kata
 from kata import progress
 from kata.curriculum import UnknownExercise, get
-from kata.notebook import Collector, NamespaceTarget
+from kata.harness import outcomes
+from kata.notebook import NamespaceTarget
 from kata.project import locate
 
 NOTEBOOK = locate().root / "notebooks" / "devices.ipynb"
@@ -32,10 +34,12 @@ def cells(*tags: str) -> list[str]:
 
 
 def namespace(*sources: str) -> dict:
-    """A notebook's globals after running these cells."""
+    """A notebook's globals after running these cells (their lines known to linecache, as IPython's are)."""
     ns = {"__name__": "__main__"}
     for number, source in enumerate(sources, 1):
-        exec(compile(source, f"<cell {number}>", "exec"), ns)
+        name = f"<cell {number}>"
+        linecache.cache[name] = (len(source), None, source.splitlines(keepends=True), name)
+        exec(compile(source, name, "exec"), ns)
     return ns
 
 
@@ -55,24 +59,29 @@ def test_correct_functions_are_reported_done_and_recorded(tmp_path, capsys):
     assert progress.read(tmp_path)["devices"].done, "the run is recorded in the notebook's folder"
 
 
-def test_the_seeds_mistakes_get_the_messages_and_row_of_the_py_route(tmp_path, capsys):
+def test_the_seeds_mistakes_get_the_blocks_and_row_of_the_py_route(tmp_path, capsys):
     imports, mistakes = cells("imports")[0], cells("seed-mistakes")[0]
     result = kata.check("devices", namespace(imports, mistakes), folder=tmp_path / "nb")
     assert not result.ok and result.failed > 0 and not result.missing
     out = capsys.readouterr().out
     assert "<cell 2>, line" in out, "an error raised in the learner's code names its cell and line"
+    for block in result.blocks:
+        assert f"{outcomes.heading(block)}\n{outcomes.render_block(block)}" in out, "each block, once"
 
     folder = tmp_path / "exercises"
     folder.mkdir()
     (folder / "devices.py").write_text(imports + "\n\n" + mistakes)
-    collector = Collector(mine=lambda f: f.startswith(str(folder)))
-    printed = io.StringIO()
+    printed, log = io.StringIO(), tmp_path / "report.jsonl"
     with contextlib.redirect_stdout(printed):
         pytest.main(["--target", str(folder), str(get("devices").checks()), "-q", "--color=no",
-                     "-p", "no:cacheprovider", "--capture=sys"], plugins=[collector])
-    by_file = {o.nodeid.split("::")[-1]: without_places(o.message) for o in collector.outcomes.values()}
-    by_notebook = {o.nodeid.split("::")[-1]: without_places(o.message) for o in result.outcomes}
-    assert by_notebook == by_file
+                     "-p", "no:cacheprovider", "--capture=sys", f"--report-log={log}"])
+    with open(log) as lines:
+        by_file = outcomes.records(lines)
+    assert ({r.check: (r.outcome, without_places(r.message)) for r in by_file}
+            == {r.check: (r.outcome, without_places(r.message)) for r in result.records})
+    blocks = outcomes.summarize(by_file).blocks
+    assert ([(b.checks, without_places(b.message)) for b in blocks]
+            == [(b.checks, without_places(b.message)) for b in result.blocks]), "one block per cause, the same ones"
     row = next(line for line in printed.getvalue().splitlines() if line.startswith("  1. devices "))
     assert result.row == row.rstrip()
 
@@ -83,7 +92,7 @@ def test_missing_functions_are_each_named(tmp_path, capsys):
     out = capsys.readouterr().out
     assert result.missing == ["device_of", "to_device", "to_python", "host_copy"]
     for name in result.missing:
-        assert any(f"defines no `{name}`" in p.message for p in result.problems), name
+        assert any(f"defines no `{name}`" in b.message for b in result.blocks), name
         assert f"`{name}`" in out
     assert not result.ok
 

@@ -1,11 +1,14 @@
-"""What a learner's run prints: one cause, one message, and little else.
+"""What a learner reads about a run: one cause, one block, the same everywhere, and little else.
 
-The checks' output is read as a learner reads it, from `pytest exercises/NAME.py`
-on two of the commonest mistakes: a `plt.show()` in `plot_history`, and the
-seed's history of tensors in `train`. Each cause is shown once, the whole run
-stays under 150 lines, and nothing a learner can't use is printed: no
-Hypothesis reproduction advice, no pytest-benchmark or pytest-timeout
-settings, no internal class names.
+Two of the commonest mistakes, a `plt.show()` in `plot_history` and the seed's
+history of tensors in `train`, are read as a learner reads them: in the output of
+`pytest exercises/NAME.py`, on `kata watch`'s screen, in a notebook's `kata.check`
+and in `kata grade`'s feedback (which the grader builds from the run's report
+log with the outcome model's renderer, kata/harness/outcomes.py). Each shows the
+cause once, stays under 150 lines, and prints nothing a learner can't use: no
+Hypothesis reproduction advice, no pytest-benchmark or pytest-timeout settings,
+no internal class or module names. The run's report log rebuilds exactly the
+blocks and rows its terminal showed.
 """
 
 import re
@@ -19,34 +22,99 @@ import pytest
 import torch
 import torchvision.transforms
 
-from kata.checks.mutants import write_mutant
+import kata
+from kata import curriculum
+from kata.checks.mutants import mutated, write_mutant
+from kata.commands.watch import Round, render
+from kata.harness import outcomes
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, torch, torchvision.transforms)
+LIMIT = 150
 
 SHOW = ("    _draw(fig, history)\n    return fig\n",
         "    _draw(fig, history)\n    import matplotlib.pyplot as plt\n    plt.show()\n    return fig\n")
 SEED = ("            correct_total += is_correct.sum().item()", "            correct_total += is_correct.sum()")
-NOISE = re.compile(r"reproduce_failure|@seed\(|benchmark: \d|timeout method|SimTensor|_kata_target_|kata\.sim\.|"
-                   r"lines always run by failing|Traceback \(most recent call last\)")
+NOISE = re.compile(r"reproduce_failure|@seed\(|Falsifying|benchmark: \d|timeout method|SimTensor|_kata_target_|"
+                   r"kata\.sim\.|lines always run by failing|Traceback \(most recent call last\)")
+MISTAKES = pytest.mark.parametrize("exercise, edit, cause", [
+    ("plotting", SHOW, "called plt.show()"),
+    ("training", SEED, "where a Python float belongs"),
+], ids=["plt.show() in plot_history", "the seed's tensor history"])
+
+
+def read_as_a_learner(text: str, cause: str, where: str) -> None:
+    lines = text.splitlines()
+    assert len(lines) < LIMIT, f"{where}: {len(lines)} lines of output for one mistake:\n{text}"
+    assert cause in text, f"{where}: the cause ({cause!r}) is not in the output:\n{text}"
+    assert re.search(r"and \d+ more checks? fails? for the same reason", text), (
+        f"{where}: the other failures of the same cause are not folded into one line:\n{text}")
+    noise = sorted(set(NOISE.findall(text)))
+    assert not noise, f"{where}: the output shows what a learner can't use: {noise}\n{text}"
+
+
+def failures_section(lines: list[str]) -> str:
+    """The terminal's failure details: from the line after `= FAILURES =` to the next rule of `=` or `-`."""
+    start = next(k for k, line in enumerate(lines) if re.fullmatch(r"=+ FAILURES =+", line)) + 1
+    end = next(k for k in range(start, len(lines)) if re.fullmatch(r"[=-]+ .* [=-]+", lines[k]))
+    return "\n".join(lines[start:end])
+
+
+@MISTAKES
+def test_a_common_mistake_reads_the_same_in_pytest_watch_and_grade_feedback(pytester, monkeypatch, tmp_path,
+                                                                           exercise, edit, cause):
+    monkeypatch.setenv("COLUMNS", str(outcomes.WIDTH))
+    folder = write_mutant(tmp_path / "mine", exercise, edit)
+    log = tmp_path / "report.jsonl"
+    result = pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of(exercise)),
+                                          "-p", "no:cacheprovider", f"--report-log={log}")
+    lines = result.outlines + result.errlines
+    assert result.ret == 1, "\n".join(lines)
+    read_as_a_learner("\n".join(lines), cause, "pytest")
+
+    with open(log) as f:
+        records = outcomes.records(f)
+    summary = outcomes.summarize(records)
+    shown = "\n".join(f"{outcomes.heading(b)}\n{outcomes.render_block(b)}" for b in summary.blocks)
+    assert failures_section(lines) == shown, "the report log rebuilds exactly the blocks the terminal showed"
+    for row in summary.rows:
+        assert outcomes.render_row(row) in lines, f"the report log rebuilds the table's row: {row}"
+
+    screen = render(Round(curriculum.get(exercise), records, seconds=1.0), folder)
+    read_as_a_learner(screen, cause, "kata watch")
+    assert shown in screen, "kata watch shows the blocks pytest shows"
+
+    feedback = "\n\n".join([*(outcomes.render_block(b) for b in summary.blocks),
+                            *(outcomes.render_row(r) for r in summary.rows)])
+    read_as_a_learner(feedback, cause, "kata grade's feedback")
+
+
+@MISTAKES
+def test_a_common_mistake_reads_the_same_in_a_notebook(tmp_path, capsys, exercise, edit, cause):
+    namespace = {"__name__": "__main__"}
+    exec(compile(mutated(exercise, edit), "<cell 1>", "exec"), namespace)
+    result = kata.check(exercise, namespace, folder=tmp_path)
+    text = capsys.readouterr().out
+    assert not result.ok
+    read_as_a_learner(text, cause, "kata.check")
+    for block in result.blocks:
+        assert f"{outcomes.heading(block)}\n{outcomes.render_block(block)}" in text
 
 
 @pytest.mark.parametrize("exercise, edit, cause", [
     ("plotting", SHOW, "called plt.show()"),
-    ("training", SEED, "where a Python float belongs"),
+    pytest.param("training", SEED, "where a Python float belongs", marks=pytest.mark.xfail(
+        strict=True, reason="the checks word it two ways, on the CPU ('A CPU tensor where a Python float "
+                            "belongs') and on the accelerator ('A tensor on the accelerator where ...'): one "
+                            "first line for one root cause is the messages' part of issue #19")),
 ], ids=["plt.show() in plot_history", "the seed's tensor history"])
-def test_a_common_mistake_prints_its_cause_once_in_under_150_lines(pytester, tmp_path, exercise, edit, cause):
+def test_one_mistake_is_one_block(pytester, tmp_path, exercise, edit, cause):
     folder = write_mutant(tmp_path / "mine", exercise, edit)
-    result = pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of(exercise)),
-                                          "-p", "no:cacheprovider")
-    lines = result.outlines + result.errlines
-    text = "\n".join(lines)
-    assert result.ret == 1, text
-    assert len(lines) < 150, f"{len(lines)} lines of output for one mistake:\n{text}"
-    causes = [line for line in lines if cause in line]
-    assert causes, f"the cause ({cause!r}) is not in the output:\n{text}"
-    assert re.search(r"and \d+ more checks? fails? for the same reason", text), (
-        f"the other failures of the same cause are not folded into one line:\n{text}")
-    noise = sorted(set(NOISE.findall(text)))
-    assert not noise, f"the output shows what a learner can't use: {noise}\n{text}"
+    log = tmp_path / "report.jsonl"
+    pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of(exercise)), "-p", "no:cacheprovider",
+                                 f"--report-log={log}")
+    with open(log) as f:
+        blocks = outcomes.summarize(outcomes.records(f)).blocks
+    assert len(blocks) == 1, f"{len(blocks)} blocks for one mistake: " + "; ".join(
+        b.message.splitlines()[0][:100] for b in blocks)

@@ -1,0 +1,212 @@
+"""The outside audit: what a submission's contract functions compute on inputs it could not know.
+
+A grade must not rest on what a submission's own process says about itself.
+So besides running the checks, the grader asks each exercise's contract
+functions for *records*: results on inputs drawn afresh from a seed chosen
+for that grading run. In the sandbox, :func:`run_records` calls the
+submission's functions and sends back only data (kata/audit/_wire.py: JSON,
+tensors as raw bytes). Outside it, a process that never imports the
+submission's code runs the same records on the reference solutions, with the
+same seed, and :func:`judge` compares them, facet by facet.
+
+Each exercise NAME may have a module ``kata/audit/NAME.py`` with:
+
+* ``RECORDS``: ``{name: function(module, draw, context) -> data}``: what to ask
+  of the module, on what (``draw`` is that record's own seeded randomness,
+  :class:`Draw`), and what to keep of the answer. Aliasing and in-place facts
+  go into the data itself: the caller's model after ``train``, a tensor's
+  values after its copy was written to.
+* ``FACETS``: ``{name: Facet(record, compare, about)}``: one fact a check may
+  rest on, read from a record with a comparison (:func:`same`, :func:`close`,
+  or a projection of the record first).
+
+A check names the facets its verdict implies with ``@pytest.mark.audit("NAME.facet", ...)``
+(kata/harness/settings.py registers the marker); a check that passes in the
+sandbox earns its points only when each of them agrees. What only the running
+process can see (how many host syncs ran, which mode a forward pass ran in)
+is named with ``observed="..."`` on the same marker: those points rest on the
+sandbox (README, "Why these grades hold").
+
+The records never import ``kata.checks`` (the checks' helpers hold the book's
+CNN and loop): the sandbox that runs them has neither those nor the checks.
+"""
+
+from __future__ import annotations
+
+import importlib
+import random
+import signal
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kata.audit._wire import diff, tensor_values, typed
+
+__all__ = ["RECORD_SECONDS", "Context", "Draw", "Facet", "close", "diff", "facets", "judge", "marked", "project",
+           "records", "run_records", "same", "tensor_values", "typed"]
+
+RECORD_SECONDS = 20.0   # one record's time, in the sandbox (an endless loop costs its record only)
+
+
+@dataclass
+class Context:
+    """What every record of one run shares: the run's seed and where things are."""
+
+    seed: int
+    tmp: Path                              # a folder records may write into (a LivePlot's PNG, a checkpoint)
+    celeba: Path | None = None             # a small synthetic CelebA drawn for this run (the folder above celeba/)
+    accelerator: Any = None                # a torch.device other than the CPU (simgpu, CUDA), or None
+    reference: bool = False                # the reference's run: records may add what only the judge reads
+
+
+class Draw:
+    """A record's own randomness: the same for the submission and the reference, new every run."""
+
+    def __init__(self, seed: int, name: str):
+        self.rng = random.Random(f"{seed}:{name}")
+
+    def int(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def choice(self, options):
+        return self.rng.choice(list(options))
+
+    def shuffled(self, options) -> list:
+        items = list(options)
+        self.rng.shuffle(items)
+        return items
+
+    def seed(self) -> int:
+        return self.rng.getrandbits(48)
+
+    def generator(self):
+        import torch
+
+        return torch.Generator().manual_seed(self.seed())
+
+
+Compare = Callable[[Any, Any], "str | None"]
+
+
+def same(mine, ref) -> str | None:
+    """Exactly the reference's (a mapping may be any dict)."""
+    return diff(mine, ref)
+
+
+def close(rel: float, abs_: float = 0.0) -> Compare:
+    """The reference's numbers, to a check's tolerance."""
+    return lambda mine, ref: diff(mine, ref, rel, abs_)
+
+
+def project(pick: Callable[[Any], Any], compare: Compare = same) -> Compare:
+    """Compare only what ``pick`` takes of each record."""
+    def compared(mine, ref):
+        try:
+            picked = pick(mine)
+        except (KeyError, IndexError, TypeError, ValueError):
+            return "the record does not hold what this facet reads"
+        return compare(picked, pick(ref))
+    return compared
+
+
+@dataclass(frozen=True)
+class Facet:
+    """One fact a check may rest on: ``record`` read with ``compare`` (the record's own name when empty)."""
+
+    about: str
+    compare: Compare = same
+    record: str = ""
+
+
+@dataclass
+class _Probes:
+    records: dict[str, Callable] = field(default_factory=dict)
+    facets: dict[str, Facet] = field(default_factory=dict)
+
+
+def _probes(exercise: str) -> _Probes:
+    try:
+        module = importlib.import_module(f"kata.audit.{exercise}")
+    except ModuleNotFoundError as err:
+        if err.name != f"kata.audit.{exercise}":
+            raise
+        return _Probes()
+    return _Probes(dict(module.RECORDS), dict(module.FACETS))
+
+
+def marked(exercise: str, mark, callspec=None) -> dict:
+    """What a check's ``@pytest.mark.audit(...)`` says, in full: its facets' names (``{param}`` and ``{id}``
+    filled from the check's parameters) and what it observed."""
+    fields = {**(callspec.params if callspec else {}), "id": callspec.id if callspec else ""}
+    return {"facets": [f"{exercise}.{f.format(**fields)}" for f in mark.args],
+            "observed": mark.kwargs.get("observed", "")}
+
+
+def records(exercise: str) -> list[str]:
+    """The records exercise ``exercise`` has ([] without a kata/audit/NAME.py)."""
+    return list(_probes(exercise).records)
+
+
+def facets(exercise: str) -> dict[str, Facet]:
+    """The exercise's facets, by their full name ``exercise.facet``."""
+    return {f"{exercise}.{name}": facet for name, facet in _probes(exercise).facets.items()}
+
+
+class _Timeout(Exception):
+    pass
+
+
+def _alarm(*_):
+    raise _Timeout
+
+
+def _error(exc: BaseException) -> str:
+    if isinstance(exc, _Timeout):
+        return f"did not finish within {RECORD_SECONDS:g} s"
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tuple[str, dict]]:
+    """Each record of ``exercise`` on ``module``: (name, {"data": ...} or {"error": "..."})."""
+    alarm = hasattr(signal, "setitimer")
+    for name, record in _probes(exercise).records.items():
+        if name in skip:
+            continue
+        if alarm:
+            signal.signal(signal.SIGALRM, _alarm)
+            signal.setitimer(signal.ITIMER_REAL, RECORD_SECONDS)
+        try:
+            yield name, {"data": record(module, Draw(context.seed, f"{exercise}.{name}"), context)}
+        except (Exception, _Timeout) as exc:  # noqa: BLE001 - the submission's error is the record
+            yield name, {"error": _error(exc)}
+        except SystemExit as exc:
+            yield name, {"error": f"SystemExit({exc.code!r})"}
+        finally:
+            if alarm:
+                signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def judge(exercise: str, mine: dict[str, dict], ref: dict[str, dict]) -> dict[str, str | None]:
+    """Each facet of ``exercise``: None when the submission's record agrees with the reference's, else
+    what disagreed, in words; ``"unavailable: ..."`` when the reference could not make the record here."""
+    verdicts = {}
+    for name, facet in facets(exercise).items():
+        record = facet.record or name.split(".", 1)[1]
+        r, m = ref.get(record), mine.get(record)
+        if not isinstance(r, dict) or "data" not in r:
+            verdicts[name] = f"unavailable: the reference's record {record} failed here " \
+                             f"({(r or {}).get('error', 'not made')})"
+        elif not isinstance(m, dict) or ("data" not in m and "error" not in m):
+            verdicts[name] = "no record came back (the audit's run ended before it)"
+        elif "error" in m:
+            verdicts[name] = f"raised {m['error']}"
+        else:
+            try:
+                verdicts[name] = facet.compare(m["data"], r["data"])
+            except Exception as exc:  # noqa: BLE001 - a malformed record disagrees; it never crashes the grader
+                verdicts[name] = f"the record could not be read ({type(exc).__name__}: {exc})"
+                traceback.clear_frames(exc.__traceback__)
+    return verdicts

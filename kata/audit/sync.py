@@ -1,0 +1,63 @@
+"""Records of exercise 6, sync: one training epoch's numbers and the model it leaves, on the CPU and the accelerator.
+
+How many times the host waited for the device is what only the running
+process sees: the checks that count it say so (``observed=``), and rest on
+these records for the numbers.
+"""
+
+from __future__ import annotations
+
+from kata.audit import Facet, close, project, typed
+from kata.audit._draws import loader, tiny_model
+
+__all__ = ["FACETS", "RECORDS"]
+
+
+def _epoch(mod, draw, device=None, eval_first=False):
+    import torch
+    from torch import nn
+
+    model = tiny_model(draw.seed())
+    dl = loader(draw, draw.int(5, 24), draw.int(2, 5))
+    if device is not None:
+        model.to(device)
+    if eval_first:
+        model.eval()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+    result = mod.train_epoch(model, dl, nn.BCELoss(), optimizer, device or torch.device("cpu"))
+    return {"result": typed(result), "after": [typed(p) for p in model.parameters()]}
+
+
+def epoch(mod, draw, ctx):
+    return _epoch(mod, draw)
+
+
+def epoch_device(mod, draw, ctx):
+    return _epoch(mod, draw, device=ctx.accelerator)
+
+
+RECORDS = {"epoch": epoch, "epoch.device": epoch_device}
+
+
+def _kinds(node):
+    if node.get("t") not in ("tuple", "list") or len(node.get("v", [])) != 2:
+        return {"t": node.get("t")}
+    return {"t": node["t"], "v": [v.get("t") for v in node["v"]]}
+
+
+FACETS = {
+    "types": Facet("train_epoch returns (mean_loss, accuracy) as Python floats",
+                   project(lambda f: _kinds(f["result"])), record="epoch"),
+    "numbers": Facet("train_epoch's numbers are the book loop's", project(lambda f: f["result"], close(1e-5, 1e-7)),
+                     record="epoch"),
+    "weights": Facet("after the epoch, the model's weights are the book loop's",
+                     project(lambda f: f["after"], close(1e-5, 1e-6)), record="epoch"),
+    "device.types": Facet("on the accelerator: (mean_loss, accuracy) as Python floats",
+                          project(lambda f: _kinds(f["result"])), record="epoch.device"),
+    "device.placement": Facet("on the accelerator: the model stays there",
+                              project(lambda f: [p.get("device") for p in f["after"]]), record="epoch.device"),
+    "device.numbers": Facet("on the accelerator: the book loop's numbers",
+                            project(lambda f: f["result"], close(1e-4, 1e-6)), record="epoch.device"),
+    "device.weights": Facet("on the accelerator: the book loop's weights, on the accelerator",
+                            project(lambda f: f["after"], close(1e-5, 1e-5)), record="epoch.device"),
+}

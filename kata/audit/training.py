@@ -1,0 +1,216 @@
+"""Records of exercise 4, training: the histories, and the caller's model afterwards.
+
+Each record trains the checks' tiny model (no dropout: every run is the same)
+on loaders of drawn sizes, then keeps the histories ``train`` returned and the
+caller's own model as it is afterwards: trained in place, or (a copy trained)
+untouched, on the device it was moved to, or not. Those facts are in the data.
+"""
+
+from __future__ import annotations
+
+from kata.audit import Facet, close, project, tensor_values, typed
+from kata.audit._draws import loader, tiny_model
+
+__all__ = ["FACETS", "RECORDS"]
+
+NUMBERS = close(1e-5, 1e-7)       # the checks' pytest.approx(rel=1e-5, abs=1e-7)
+WEIGHTS = close(1e-5, 1e-6)       # torch.allclose(atol=1e-6)
+ON_DEVICE = close(1e-4, 1e-6)     # the device changes where, not what (to float32 precision)
+
+
+def _setup(draw, n_train=None):
+    n_train = n_train or draw.int(5, 12)
+    batch = draw.int(2, 5)
+    model = tiny_model(draw.seed())
+    return model, loader(draw, n_train, batch), loader(draw, draw.int(3, 8), batch)
+
+
+def _params(model):
+    return [typed(p) for p in model.parameters()]
+
+
+def histories(mod, draw, ctx):
+    model, train_dl, valid_dl = _setup(draw)
+    before = _params(model)
+    result = mod.train(model, draw.int(1, 3), train_dl, valid_dl)
+    return {"result": typed(result), "before": before, "after": _params(model)}
+
+
+def on_device(mod, draw, ctx):
+    model, train_dl, valid_dl = _setup(draw)
+    result = mod.train(model, draw.int(1, 2), train_dl, valid_dl, device=ctx.accelerator)
+    return {"result": typed(result), "after": _params(model)}
+
+
+def device_none(mod, draw, ctx):
+    model, train_dl, valid_dl = _setup(draw)
+    model.to(ctx.accelerator)
+    result = mod.train(model, 1, train_dl, valid_dl)
+    return {"result": typed(result), "after": _params(model)}
+
+
+def on_epoch(mod, draw, ctx):
+    model, train_dl, valid_dl = _setup(draw)
+    calls = []
+    result = mod.train(model, draw.int(2, 3), train_dl, valid_dl,
+                       on_epoch=lambda epoch, h: calls.append([typed(epoch), typed([list(x) for x in h])]))
+    return {"calls": calls, "result": typed(result)}
+
+
+def _bce(model, dl):
+    """The validation measures of ``model`` as the book computes them (for a self-consistency fact)."""
+    import torch
+
+    model.eval()
+    loss = correct = 0.0
+    with torch.no_grad():
+        for x, y in dl:
+            pred = model(x)[:, 0]
+            loss += torch.nn.functional.binary_cross_entropy(pred, y.float()).item() * y.size(0)
+            correct += ((pred >= 0.5).float() == y).float().sum().item()
+    return [loss / len(dl.dataset), correct / len(dl.dataset)]
+
+
+def last_validation(mod, draw, ctx):
+    model, train_dl, valid_dl = _setup(draw)
+    result = mod.train(model, 2, train_dl, valid_dl)
+    return {"result": typed(result), "final": _bce(model, valid_dl)}
+
+
+def evaluate(mod, draw, ctx):
+    model, _, valid_dl = _setup(draw)
+    result = mod.evaluate(model, valid_dl)
+    return {"result": typed(result), "after": _params(model)}
+
+
+def evaluate_accelerator(mod, draw, ctx):
+    model, _, valid_dl = _setup(draw)
+    model.to(ctx.accelerator)
+    return {"result": typed(mod.evaluate(model, valid_dl, device=ctx.accelerator))}
+
+
+def evaluate_device(mod, draw, ctx):
+    """evaluate(..., device=...) of a model that lives on the CPU: the model goes there, the numbers stay."""
+    model, _, valid_dl = _setup(draw)
+    result = mod.evaluate(model, valid_dl, device=ctx.accelerator)
+    return {"result": typed(result), "after": _params(model)}
+
+
+RECORDS = {"histories": histories, "device": on_device, "device_none": device_none, "on_epoch": on_epoch,
+           "last_validation": last_validation, "evaluate": evaluate, "evaluate.device": evaluate_device,
+           "evaluate.accelerator": evaluate_accelerator}
+
+
+# --- how the records are read ------------------------------------------------------------------
+
+
+def _entry_kinds(node):
+    """A history's shape: the container and, for each of its lists, the kind of each entry."""
+    if node.get("t") not in ("tuple", "namedtuple", "list") or len(node["v"]) != 4:
+        return {"t": node.get("t"), "n": len(node.get("v", []))}
+    return {"t": "four", "lists": [[h.get("t"), [e.get("t") for e in h.get("v", [])]] for h in node["v"]]}
+
+
+def _ranges(mine, _ref):
+    import math
+
+    kinds = _entry_kinds(mine["result"])
+    if kinds.get("t") != "four":
+        return "not four histories"
+    for i, h in enumerate(mine["result"]["v"]):
+        for e in h.get("v", []):
+            v = e.get("v")
+            if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+                return f"history {i} holds {v!r}"
+            if (i >= 2 and not 0 <= v <= 1) or v < 0:
+                return f"history {i} holds {v}, out of its range"
+    return None
+
+
+def _histories(node):
+    return node["v"] if node.get("t") in ("tuple", "namedtuple", "list") else node
+
+
+def _lists(node):
+    """The four histories whatever holds them (a tuple, a named tuple or a list: the contract welcomes each)."""
+    return {"t": "list", "v": _histories(node)} if node.get("t") in ("tuple", "namedtuple", "list") else node
+
+
+def _as_float(node):
+    """An entry as the check reads it, float(v): a 0-d tensor or a NumPy scalar counts as its value."""
+    if node.get("t") == "tensor" and node.get("shape") == [] and "v" in node:
+        return {"t": "float", "v": float(tensor_values(node).reshape(-1)[0])}
+    if node.get("t") in ("numpy", "int"):
+        return {"t": "float", "v": float(node["v"])}
+    return node
+
+
+def _float_lists(node):
+    return {"t": "list", "v": [{"t": "list", "v": [_as_float(e) for e in h.get("v", [])]}
+                               for h in _histories(node)]}
+
+
+def _first(history):
+    return history["v"][0] if history.get("v") else {"t": "NoneType", "v": None}
+
+
+def _devices(params):
+    return [p.get("device") for p in params]
+
+
+def _trained(mine, _ref):
+    return None if mine["before"] != mine["after"] else "the caller's model kept its initial weights"
+
+
+def _on_epoch(mine, ref):
+    lengths = [[c[0], [len(h["v"]) for h in c[1]["v"]]] for c in mine["calls"]]
+    want = [[c[0], [len(h["v"]) for h in c[1]["v"]]] for c in ref["calls"]]
+    if lengths != want:
+        return f"on_epoch was called with {lengths}, the reference's {want} (epoch, history lengths)"
+    returned = _histories(mine["result"])
+    for epoch, seen in mine["calls"]:
+        upto = epoch["v"] + 1
+        for h_seen, h_all in zip(seen["v"], returned):
+            if h_seen["v"] != h_all["v"][:upto]:
+                return f"at epoch {epoch['v']} on_epoch saw other values than train returns"
+    return None
+
+
+def _last_validation(mine, _ref):
+    h = _histories(mine["result"])
+    got = [h[1]["v"][-1]["v"], h[3]["v"][-1]["v"]]
+    want = mine["final"]
+    return NUMBERS({"t": "list", "v": [{"t": "float", "v": g} for g in got]},
+                   {"t": "list", "v": [{"t": "float", "v": w} for w in want]})
+
+
+FACETS = {
+    "types": Facet("train returns four lists of one Python float per epoch",
+                   project(lambda f: _entry_kinds(f["result"])), record="histories"),
+    "ranges": Facet("every entry finite; losses >= 0; accuracies in [0, 1]", _ranges, record="histories"),
+    "numbers": Facet("the histories are the book's algorithm's", project(lambda f: _lists(f["result"]), NUMBERS),
+                     record="histories"),
+    "first_epoch": Facet("the first epoch's four entries are the book's algorithm's",
+                         project(lambda f: {"t": "list", "v": [_first(h) for h in _histories(f["result"])]}, NUMBERS),
+                         record="histories"),
+    "weights": Facet("the caller's model ends with the book's algorithm's weights",
+                     project(lambda f: f["after"], WEIGHTS), record="histories"),
+    "trained": Facet("the caller's model is the one trained", _trained, record="histories"),
+    "device.numbers": Facet("trained on the accelerator: the CPU's numbers (each entry as float(v))",
+                            project(lambda f: _float_lists(f["result"]), ON_DEVICE),
+                            record="device"),
+    "device.types": Facet("trained on the accelerator: four lists of Python floats",
+                          project(lambda f: _entry_kinds(f["result"])), record="device"),
+    "device.moved": Facet("train(..., device=d) moves the caller's model to d", project(lambda f: _devices(f["after"])),
+                          record="device"),
+    "device_none": Facet("device=None trains where the model already is",
+                         project(lambda f: [_entry_kinds(f["result"]), _devices(f["after"])])),
+    "on_epoch": Facet("on_epoch(epoch, history) once per epoch, with the lists so far", _on_epoch),
+    "last_validation": Facet("the last validation entry is the final model's", _last_validation),
+    "evaluate": Facet("evaluate gives the book's measures as floats and changes no weight",
+                      project(lambda f: [f["result"], f["after"]], NUMBERS)),
+    "evaluate.accelerator": Facet("evaluate on the accelerator gives the CPU's numbers, as floats",
+                                  project(lambda f: f["result"], ON_DEVICE)),
+    "evaluate.device": Facet("evaluate(..., device=d) moves the model to d and gives the CPU's numbers",
+                             project(lambda f: [f["result"], _devices(f["after"])], ON_DEVICE)),
+}

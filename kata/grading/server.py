@@ -1,0 +1,279 @@
+"""A job's server, inside its sandbox: the heavy libraries imported once, one forked child per request.
+
+Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the
+sandbox of kata/grading/sandbox.py. Role ``checks`` imports pytest, hypothesis, torch, torchvision,
+matplotlib and the kata's plugin, and has pytest collect the checks once (running nothing); role
+``records`` imports torch, torchvision, matplotlib and the audit's records (kata/audit), never the
+checks. Then, for each request (one JSON line on stdin)::
+
+    {"id": n, "files": {"devices.py": "...", ...}, "wall": seconds, "quiet": seconds, ...}
+
+it writes the files into ``WORK/sub/exercises``, forks a child that runs them (pytest with a report
+log, or the audit's records), waits for it (ending it after ``wall`` seconds, or when nothing new was
+reported for ``quiet`` seconds: a check or record stuck), ends every other process it can reach
+(in bubblewrap's PID namespace, all but itself and its init), reads what the child wrote, empties its
+folders and answers with one JSON line on stdout::
+
+    {"id": n, "end": "exit" | "wall" | "quiet", "status": wait status, "report": text,
+     "output": text (head and tail), "output_bytes": n, "disk_full": bool, "seconds": s}
+
+The server is not dumpable (a child can neither trace it nor read its memory or descriptors), and a
+child holds none of its pipes. A server that dies or stops answering is replaced by the grader.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib
+import json
+import os
+import select
+import shutil
+import signal
+import sys
+import time
+from pathlib import Path
+
+__all__ = ["main"]
+
+WORK = Path(os.environ.get("KATA_WORK", "/kata-job"))
+REPORT_LIMIT = 48 << 20
+OUTPUT_KEEP = 24 << 10
+PRELOAD = {"checks": ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis", "hypothesis.strategies",
+                      "numpy", "PIL.Image", "torch", "torch.nn", "torch.optim", "torchvision", "torchvision.transforms",
+                      "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg",
+                      "kata.harness.plugin", "kata.checks.book", "kata.checks.doubles", "kata.checks.strategies",
+                      "kata.checks.messages", "kata.sim", "kata.celeba", "kata.data.synth"),
+           "records": ("numpy", "PIL.Image", "torch", "torch.nn", "torch.optim", "torchvision",
+                       "torchvision.transforms", "torchvision.transforms.v2", "matplotlib.pyplot",
+                       "matplotlib.backends.backend_agg", "kata.audit", "kata.harness.target", "kata.sim",
+                       "kata.celeba")}
+
+
+def _preload(role: str, collect: list[str]) -> None:
+    for name in PRELOAD[role]:
+        try:
+            importlib.import_module(name)
+        except Exception:  # noqa: BLE001 - the child imports (and reports) what is missing itself
+            pass
+    if role == "records":
+        from kata import audit, curriculum
+
+        for exercise in curriculum.names():
+            audit.records(exercise)
+    elif collect:
+        import pytest
+
+        # Collected once, never run: the checks and what they import are in every child, asserts rewritten.
+        # Without the kata's plugin: no target, no accelerator (those must start after the fork).
+        pytest.main(["--collect-only", "-q", "-p", "no:kata", "-p", "no:cacheprovider", "-o", "addopts=", *collect])
+
+
+class _AuditMarks:
+    """Puts each check's ``audit`` mark in its report (read from the reference's run: kata/grading/scoring.py)."""
+
+    def pytest_runtest_setup(self, item) -> None:
+        from kata import audit, curriculum
+
+        mark = item.get_closest_marker("audit")
+        exercise = curriculum.exercise_of(str(item.path))
+        if mark is not None and exercise is not None:
+            item.user_properties.append(("kata_audit", audit.marked(exercise.name, mark,
+                                                                    getattr(item, "callspec", None))))
+
+
+def _child_checks(request: dict) -> int:
+    import pytest
+
+    args = [a.replace("{work}", str(WORK)) for a in request["args"]]
+    return int(pytest.main(args, plugins=[_AuditMarks()]))
+
+
+def _child_records(request: dict) -> int:
+    from kata import curriculum, sim
+    from kata.audit import Context, records, run_records
+    from kata.harness.target import Target, TargetError
+
+    ok, _ = sim.support()
+    context = Context(request["seed"], WORK / "tmp", Path(os.environ["KATA_AUDIT_DATA"]),
+                      sim.install() if ok else None)
+    target = Target(WORK / "sub" / "exercises")
+    done = set(request.get("skip", []))
+    with open(WORK / "out" / "report.jsonl", "a", encoding="utf-8") as out:
+        def write(exercise, name, result):
+            try:
+                line = json.dumps([exercise, name, result])
+            except (TypeError, ValueError) as exc:
+                line = json.dumps([exercise, name, {"error": f"the record is not data ({exc})"}])
+            out.write(line + "\n")
+            out.flush()
+
+        for exercise in curriculum.names():
+            skip = {n for n in records(exercise) if f"{exercise}/{n}" in done}
+            if len(skip) == len(records(exercise)):
+                continue
+            try:
+                module = target.load(exercise)
+            except TargetError as err:
+                for name in records(exercise):
+                    if name not in skip:
+                        write(exercise, name, {"error": str(err).splitlines()[0]})
+                continue
+            for name, result in run_records(exercise, module, context, skip):
+                write(exercise, name, result)
+    return 0
+
+
+def _child(role: str, request: dict, out_fd: int) -> None:
+    """In the forked child: its own session, its output to a file, then the role's work (never returns)."""
+    status = 3
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(out_fd, 2)
+        os.closerange(3, 1 << 16)
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        sys.stdin = open(os.devnull)
+        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
+        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        os.chdir(WORK / "sub")
+        os.umask(0o077)
+        status = _child_checks(request) if role == "checks" else _child_records(request)
+    except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
+        print(f"kata grade: the test process ended with {type(exc).__name__}: {exc}", file=sys.stderr)
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(status)
+
+
+def _end_others(child: int) -> None:
+    """Every process this server can reach but itself: the child's leftovers, whatever they did."""
+    bubblewrap = os.environ.get("KATA_SANDBOX") == "bubblewrap"
+    for _ in range(50):
+        try:
+            if bubblewrap or os.environ.get("KATA_SANDBOX") == "user":
+                os.kill(-1, signal.SIGKILL)   # a PID namespace (or a user) of its own: all but itself and init
+            else:
+                os.killpg(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
+        except ChildProcessError:
+            return
+        time.sleep(0.01)
+
+
+def _wipe(folder: Path) -> None:
+    for entry in list(folder.iterdir()) if folder.is_dir() else []:
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry, ignore_errors=True)
+        else:
+            try:
+                entry.unlink()
+            except OSError:
+                pass
+
+
+def _read(path: Path, limit: int) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read(limit).decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def _output(path: Path) -> tuple[str, int]:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as f:
+            head = f.read(OUTPUT_KEEP)
+            if size > 2 * OUTPUT_KEEP:
+                f.seek(size - OUTPUT_KEEP)
+                head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode() + f.read()
+            else:
+                head += f.read()
+        return head.decode("utf-8", "replace"), size
+    except OSError:
+        return "", 0
+
+
+def _serve(role: str, request: dict) -> dict:
+    sandboxed = os.environ.get("KATA_SANDBOX") == "bubblewrap"
+    for folder in ("sub/exercises", "out", "tmp", "home", "data"):
+        (WORK / folder).mkdir(parents=True, exist_ok=True)
+    for name, text in request["files"].items():
+        (WORK / "sub" / "exercises" / name).write_text(text, encoding="utf-8")
+    out_fd = os.open(WORK / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    report = WORK / "out" / "report.jsonl"
+    report.touch()
+    start = time.monotonic()
+    pid = os.fork()
+    if pid == 0:
+        _child(role, request, out_fd)
+    os.close(out_fd)
+    end, status, size, heard = "exit", 0, 0, start
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            break
+        now = time.monotonic()
+        grown = report.stat().st_size if report.exists() else 0
+        if grown != size:
+            size, heard = grown, now
+        quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
+        if now - start > request["wall"] or now - heard > quiet:
+            end = "wall" if now - start > request["wall"] else "quiet"
+            try:
+                os.killpg(pid, signal.SIGKILL)
+            except OSError:
+                os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            break
+        time.sleep(0.05)
+    _end_others(pid)
+    usage = shutil.disk_usage(WORK)
+    answer = {"id": request["id"], "end": end, "status": status, "report": _read(report, REPORT_LIMIT),
+              "seconds": round(time.monotonic() - start, 2), "disk_full": usage.free < (1 << 20)}
+    answer["output"], answer["output_bytes"] = _output(WORK / "out" / "output.log")
+    for folder in [WORK] + ([Path("/tmp"), Path("/dev/shm")] if sandboxed else []):
+        _wipe(folder)
+    return answer
+
+
+def main(argv: list[str]) -> None:
+    role = argv[0]
+    if sys.platform.startswith("linux"):
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem, by any child
+    control_in, control_out = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDWR)
+    for fd in (0, 1):
+        os.dup2(null, fd)
+    _preload(role, argv[1:])
+    import gc
+
+    gc.collect()
+    gc.freeze()   # what is here now is never collected again: a child's collections skip it (and its pages)
+    answers = os.fdopen(control_out, "w", buffering=1)
+    answers.write(json.dumps({"ready": os.getpid(), "role": role}) + "\n")
+    buffer = b""
+    while True:
+        ready, _, _ = select.select([control_in], [], [], 1.0)
+        if not ready:
+            continue
+        chunk = os.read(control_in, 1 << 20)
+        if not chunk:
+            return
+        buffer += chunk
+        while b"\n" in buffer:
+            line, buffer = buffer.split(b"\n", 1)
+            request = json.loads(line)
+            answers.write(json.dumps(_serve(role, request)) + "\n")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

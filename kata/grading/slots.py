@@ -1,0 +1,269 @@
+"""The grader's side of a server (kata/grading/server.py): start it in its sandbox, ask it, watch it, replace it.
+
+A :class:`Slot` is one job's server of one role. It is started once and
+asked one request at a time; the grader waits for each answer with a deadline
+of its own, watches the memory of the server's children together (a cgroup
+holds them too, as root), and ends and replaces a server that dies, stops
+answering, or whose child ran out of memory. Everything a slot started ends
+with it: its processes (by their cgroup, or their ancestry), its folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import shutil
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kata.grading.sandbox import CGROUP_ROOT, UID_BASE, Limits, Plan, Roots
+
+__all__ = ["Answer", "Slot"]
+
+READY_TIMEOUT = 600.0   # importing torch and collecting the checks, on a loaded machine
+POLL = 0.25
+
+
+@dataclass
+class Answer:
+    """What a server said of one request (or, when it could not, why)."""
+
+    end: str                      # "exit", "wall", "quiet" (server: a child stuck), "memory", "lost" (the server)
+    status: int = 0
+    report: str = ""
+    output: str = ""
+    output_bytes: int = 0
+    disk_full: bool = False
+    seconds: float = 0.0
+    why: str = ""
+
+    @property
+    def signal(self) -> int | None:
+        return os.WTERMSIG(self.status) if self.end != "lost" and os.WIFSIGNALED(self.status) else None
+
+
+def _children() -> dict[int, list[int]]:
+    found: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        found.setdefault(ppid, []).append(int(entry.name))
+    return found
+
+
+def _below(pid: int) -> list[int]:
+    children, found, stack = _children(), [], [pid]
+    while stack:
+        for child in children.get(stack.pop(), []):
+            found.append(child)
+            stack.append(child)
+    return found
+
+
+def _private_bytes(pid: int) -> int:
+    """Memory a process holds of its own (not what it shares with the server it was forked from)."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
+    except OSError:
+        return 0
+    total = 0
+    for line in text.splitlines():
+        if line.startswith(("Private_Clean:", "Private_Dirty:", "Swap:")):
+            total += int(line.split()[1]) * 1024
+    return total
+
+
+@dataclass
+class Slot:
+    plan: Plan
+    role: str
+    roots: Roots
+    limits: Limits
+    index: int
+    work: Path                     # the grader's folder for this slot (its server's folder outside bubblewrap)
+    threads: int = 1
+    collect: list[str] = field(default_factory=list)
+    process: subprocess.Popen | None = None
+    server: int | None = None      # the server's pid, as this machine sees it
+    cgroup: list[Path] = field(default_factory=list)
+    log: object = None
+    requests: int = 0
+
+    def start(self) -> None:
+        self.stop()
+        folder = self.work / f"{self.role}-{self.index}"
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True, mode=0o700)
+        if self.plan.kind == "user":
+            os.chown(folder, UID_BASE + self.index, UID_BASE + self.index)
+        argv = self.plan.command(self.role, self.roots, self.limits, self.index, folder, self.threads) + self.collect
+        self.cgroup = self._make_cgroup()
+        self.log = open(self.work / f"{self.role}-{self.index}.log", "ab")
+        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
+                                        cwd=folder, start_new_session=True,
+                                        preexec_fn=self._join_cgroup if self.cgroup else None)
+        line = self._line(time.monotonic() + READY_TIMEOUT)
+        if line is None or "ready" not in line:
+            self.stop()
+            raise RuntimeError(f"the {self.role} sandbox did not start: " + self._log_tail())
+        self.server = next((p for p in [self.process.pid, *_below(self.process.pid)]
+                            if b"kata.grading.server" in _cmdline(p)), self.process.pid)
+        if self.cgroup:
+            baseline = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
+            self._limit_cgroup(baseline + (self.limits.memory_mb << 20))
+
+    def ask(self, request: dict, timeout: float) -> Answer:
+        """Send one request; the answer, or why there is none (the server is then replaced on the next ask)."""
+        if self.process is None or self.process.poll() is not None:
+            self.start()
+        self.requests += 1
+        request = {"id": self.requests, **request}
+        try:
+            self.process.stdin.write((json.dumps(request) + "\n").encode())
+            self.process.stdin.flush()
+        except OSError:
+            self.stop()
+            return Answer("lost", why="the sandbox's server was gone")
+        deadline = time.monotonic() + timeout
+        ceiling = self.limits.memory_mb << 20
+        killed_for_memory = False
+        while True:
+            line = self._line(min(deadline, time.monotonic() + POLL))
+            if line is not None:
+                if "id" not in line:
+                    continue
+                answer = Answer(**{k: line.get(k, v) for k, v in vars(Answer("")).items()})
+                if killed_for_memory:
+                    answer.end = "memory"
+                return answer
+            if self.process.poll() is not None or time.monotonic() >= deadline:
+                why = "stopped answering" if self.process.poll() is None else "ended"
+                self.stop()
+                return Answer("lost", why=f"the sandbox's server {why} (by the submission's doing?)")
+            if not killed_for_memory:
+                children = _below(self.server)
+                if sum(_private_bytes(p) for p in children) > ceiling:
+                    killed_for_memory = True
+                    for pid in children:
+                        _kill(pid)
+
+    def stop(self) -> None:
+        if self.process is not None:
+            for pid in [*_below(self.process.pid), self.process.pid]:
+                _kill(pid)
+            _killpg(self.process.pid)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            self.process = None
+        for d in self.cgroup:
+            for pid in _pids_of(d):
+                _kill(pid)
+            try:
+                d.rmdir()
+            except OSError:
+                pass
+        self.cgroup = []
+        if self.log is not None:
+            self.log.close()
+            self.log = None
+
+    # --- the server's output ------------------------------------------------------------------
+
+    def _line(self, deadline: float) -> dict | None:
+        stream = self.process.stdout
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
+            if not ready:
+                return None
+            raw = stream.readline()
+            if not raw:
+                return None
+            try:
+                return json.loads(raw)
+            except ValueError:
+                continue
+        return None
+
+    def _log_tail(self) -> str:
+        try:
+            lines = (self.work / f"{self.role}-{self.index}.log").read_text(errors="replace").strip().splitlines()
+        except OSError:
+            lines = []
+        return lines[-1] if lines else "no message"
+
+    # --- cgroups (as root, where the machine has them) --------------------------------------------
+
+    def _make_cgroup(self) -> list[Path]:
+        if self.plan.cgroups is None:
+            return []
+        name = f"kata-grade-{os.getpid()}-{self.role}-{self.index}"
+        dirs = [CGROUP_ROOT / name] if self.plan.cgroups == "v2" else [CGROUP_ROOT / c / name for c in ("memory",
+                                                                                                         "pids")]
+        try:
+            for d in dirs:
+                d.mkdir(exist_ok=True)
+            _write(dirs[-1] / "pids.max", str(self.limits.processes + 64))
+        except OSError:
+            return []
+        return dirs
+
+    def _join_cgroup(self) -> None:
+        for d in self.cgroup:
+            _write(d / "cgroup.procs", str(os.getpid()))
+
+    def _limit_cgroup(self, limit: int) -> None:
+        memory = self.cgroup[0] / ("memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes")
+        try:
+            _write(memory, str(limit))
+        except OSError:
+            pass
+
+
+def _write(path: Path, text: str) -> None:
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def _resident(pid: int) -> int:
+    try:
+        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
+def _pids_of(cgroup: Path) -> list[int]:
+    try:
+        return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
+    except (OSError, ValueError):
+        return []
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _killpg(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass

@@ -1,0 +1,230 @@
+"""The audit (kata/audit): what a grade rests on besides a check's own verdict.
+
+Each check names the facets its verdict implies (`@pytest.mark.audit(...)`); a
+check that passes in a submission's sandbox earns its points only when each of
+those facets agrees with the reference (kata/grading/scoring.py). So:
+
+- every check of the exercises carries a mark, and every facet it names exists
+  (for each of its parameters);
+- the reference agrees with itself under any seed, and its records are data;
+- correct code agrees on every facet; untouched stubs on none (a forged verdict
+  on a stub earns nothing);
+- honest code never loses a point to the audit: for each known mistake
+  (tests/selftest/known_wrong.toml) and each variant (tests/selftest/variants/),
+  every check that passes on it has all its facets agreeing (slow: each runs its
+  exercise's checks through pytest itself, in process);
+- what comes back from a sandbox is read as data, and nothing in it can make
+  the judge raise.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+import tomllib
+from pathlib import Path
+
+# Imported before the inner pytest runs (see test_known_wrong.py).
+import hypothesis
+import matplotlib.pyplot
+import numpy
+import PIL.Image
+import pytest
+import torch
+import torchvision.transforms
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kata import audit, curriculum, sim
+from kata.audit import Context, Draw, judge, run_records
+from kata.audit._draws import nest
+from kata.audit._wire import diff, typed
+from kata.checks.mutants import write_mutant
+from kata.harness.target import Target
+from kata.project import locate
+
+pytest_plugins = ["pytester"]
+PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
+
+PROJECT = locate()
+NAMES = curriculum.names()
+VARIANTS = Path(__file__).with_name("variants")
+MUTANTS = tomllib.loads((Path(__file__).with_name("known_wrong.toml")).read_text())["mutant"]
+
+
+@pytest.fixture(scope="module")
+def context(tmp_path_factory) -> Context:
+    from kata.data.synth import generate
+
+    root = tmp_path_factory.mktemp("audit-celeba")
+    generate(root, n_train=30, n_valid=14, n_test=10, seed=11, workers=1, progress=False)
+    ok, _ = sim.support()
+    return Context(seed=20261201, tmp=tmp_path_factory.mktemp("records"), celeba=root,
+                   accelerator=sim.install() if ok else None)
+
+
+@pytest.fixture(scope="module")
+def reference(context) -> dict[str, dict]:
+    ref = Context(**{**vars(context), "reference": True})
+    target = Target(PROJECT.solutions)
+    return {ex: dict(run_records(ex, target.load(ex), ref)) for ex in NAMES}
+
+
+def records_of(folder: Path, exercise: str, context: Context) -> dict:
+    return dict(run_records(exercise, Target(folder).load(exercise), context))
+
+
+def disagreeing(exercise: str, folder: Path, context: Context, reference) -> dict[str, str]:
+    verdicts = judge(exercise, records_of(folder, exercise, context), reference[exercise])
+    return {f: v for f, v in verdicts.items() if v is not None}
+
+
+# --- the marks -----------------------------------------------------------------------------
+
+
+class Marks:
+    """An inner run's plugin: each check's mark (facets resolved), and whether it passed."""
+
+    def __init__(self):
+        self.marks: dict[str, dict | None] = {}
+        self.passed: dict[str, bool] = {}
+
+    def pytest_collection_modifyitems(self, items):
+        for item in items:
+            exercise = curriculum.exercise_of(str(item.path))
+            mark = item.get_closest_marker("audit")
+            if exercise is not None:
+                self.marks[item.nodeid] = mark and audit.marked(exercise.name, mark, getattr(item, "callspec", None))
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or report.failed or report.skipped:
+            self.passed[report.nodeid] = report.passed and self.passed.get(report.nodeid, True)
+
+
+def test_every_check_names_facets_the_audit_has(pytester):
+    marks = Marks()
+    pytester.inline_run("--collect-only", "--target", str(PROJECT.solutions),
+                        *[str(PROJECT.checks_of(n)) for n in NAMES], "-p", "no:cacheprovider", "-q", plugins=[marks])
+    assert len(marks.marks) > 100, f"collected only {len(marks.marks)} checks"
+    unmarked = [n for n, m in marks.marks.items() if m is None]
+    assert not unmarked, ("every check names what of the audit its verdict implies, @pytest.mark.audit(...) "
+                          f"(kata/audit/__init__.py says how): these have no mark: {unmarked}")
+    known = {f for ex in NAMES for f in audit.facets(ex)}
+    unknown = sorted({f"{n}: {f}" for n, m in marks.marks.items() for f in m["facets"] if f not in known})
+    assert not unknown, f"these checks name facets that kata/audit does not have: {unknown}"
+    assert all(m["facets"] for m in marks.marks.values()), "a mark names no facet: every check rests on one at least"
+
+
+# --- the reference, correct code, stubs ------------------------------------------------------
+
+
+def test_the_reference_agrees_with_itself_and_its_records_are_data(context, reference):
+    for exercise in NAMES:
+        again = records_of(PROJECT.solutions, exercise, context)
+        json.loads(json.dumps(again))
+        errors = {name: r["error"] for name, r in reference[exercise].items() if "error" in r}
+        assert not errors, f"the reference's records of {exercise} failed here: {errors}"
+        assert all(v is None for v in judge(exercise, again, reference[exercise]).values()), exercise
+
+
+@pytest.mark.parametrize("variant", ["independent", "styled", "modern"])
+def test_correct_code_agrees_on_every_facet(variant, context, reference):
+    for exercise in NAMES:
+        found = disagreeing(exercise, VARIANTS / variant, context, reference)
+        assert not found, f"{variant}/{exercise}.py, correct code, disagrees with the reference: {found}"
+
+
+def test_untouched_stubs_agree_on_no_facet(context, reference):
+    for exercise in NAMES:
+        verdicts = judge(exercise, records_of(PROJECT.exercises, exercise, context), reference[exercise])
+        agreeing = [f for f, v in verdicts.items() if v is None]
+        assert not agreeing, f"the untouched stub of {exercise} agrees on {agreeing}: a forged verdict would earn them"
+
+
+def test_another_seed_draws_other_inputs(context, reference):
+    other = Context(**{**vars(context), "seed": context.seed + 1})
+    changed = [ex for ex in NAMES if records_of(PROJECT.solutions, ex, other) != reference[ex]]
+    assert len(changed) == len(NAMES), f"with another seed these exercises' records stayed the same: " \
+                                       f"{sorted(set(NAMES) - set(changed))}"
+
+
+# --- the wire: data only, and a judge that never raises ----------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32))
+def test_a_described_value_survives_json_and_agrees_with_itself(seed):
+    obj = nest(Draw(seed, "wire"))
+    node = json.loads(json.dumps(typed(obj)))
+    assert diff(node, typed(obj)) is None
+    assert diff(typed(obj, values=False), typed(obj, values=False)) is None
+
+
+def test_a_changed_value_kind_or_container_is_found():
+    t = torch.arange(1.0, 7.0).reshape(2, 3)
+    assert diff(typed(t + 1e-3), typed(t)) is not None
+    assert diff(typed(t + 1e-9), typed(t), rel=1e-6) is None
+    assert diff(typed(t.double()), typed(t)) is not None
+    assert diff(typed([1.0]), typed((1.0,))) is not None
+    assert diff(typed(numpy.float64(1.5)), typed(1.5)) is not None
+    assert diff(typed(torch.tensor(1.0, requires_grad=True)), typed(torch.tensor(1.0))) is not None
+    assert diff(typed({"a": 1}), typed({"b": 1})) is not None
+
+
+JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.integers() | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=4), inner, max_size=4),
+                    max_leaves=20)
+
+
+@settings(max_examples=80, deadline=None)
+@given(records=st.dictionaries(st.sampled_from(["pick_device", "host_copy", "to_python.nests", "x"]),
+                               st.fixed_dictionaries({"data": JSON}) | st.fixed_dictionaries({"error": JSON}) | JSON))
+def test_malformed_records_disagree_and_never_raise(records, reference):
+    verdicts = judge("devices", records, reference["devices"])
+    assert all(v is not None for v in verdicts.values())
+
+
+# --- honest code never loses a point to the audit (slow) --------------------------------------
+
+
+def check_run(pytester, folder: Path, exercise: str) -> Marks:
+    marks = Marks()
+    pytester.inline_run("--target", str(folder), str(PROJECT.checks_of(exercise)), "-p", "no:cacheprovider", "-q",
+                        "-p", "no:randomly", plugins=[marks])
+    return marks
+
+
+def assert_kept(pytester, folder: Path, exercise: str, context, reference, what: str) -> None:
+    marks = check_run(pytester, folder, exercise)
+    verdicts = judge(exercise, records_of(folder, exercise, context), reference[exercise])
+    lost = [f"{nodeid.split('::')[-1]}: {f}: {verdicts[f]}" for nodeid, passed in marks.passed.items()
+            if passed and marks.marks.get(nodeid) for f in marks.marks[nodeid]["facets"]
+            if verdicts.get(f) is not None]
+    assert not lost, (f"{what}: honest code would lose these checks' points to the audit (each passed, but a facet "
+                      f"it names disagrees):\n  " + "\n  ".join(lost))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("variant", sorted(p.name for p in VARIANTS.iterdir() if p.is_dir()))
+def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, context, reference):
+    for exercise in NAMES:
+        if (VARIANTS / variant / f"{exercise}.py").is_file():
+            assert_kept(pytester, VARIANTS / variant, exercise, context, reference, f"variants/{variant}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m['exercise']}: {m['mistake']}" for m in MUTANTS])
+def test_a_known_mistake_keeps_every_point_its_checks_give(mutant, pytester, tmp_path, context, reference):
+    folder = write_mutant(tmp_path / "mutant", mutant["exercise"], *[(e["old"], e["new"]) for e in mutant["edit"]])
+    assert_kept(pytester, folder, mutant["exercise"], context, reference, f"the mistake '{mutant['mistake']}'")
+
+
+def test_the_records_are_quick_enough_for_a_class(context):
+    """The records add to each submission's time: they stay under a few seconds for correct code."""
+    import time
+
+    start = time.process_time()
+    for exercise in NAMES:
+        records_of(PROJECT.solutions, exercise, Context(**{**vars(context), "tmp": Path(tempfile.mkdtemp())}))
+    spent = time.process_time() - start
+    assert spent < 12, f"the records of the reference took {spent:.1f} s of CPU"
