@@ -134,7 +134,7 @@ def named(index) -> str:
 
 def is_one_number(label) -> bool:
     return (isinstance(label, (int, float)) and not isinstance(label, bool)) or (
-        isinstance(label, torch.Tensor) and label.numel() == 1)
+        isinstance(label, torch.Tensor) and label.dim() == 0)
 
 
 def attributes_read(data) -> list[int]:
@@ -319,12 +319,12 @@ def pixels(out) -> torch.Tensor:
 
 @pytest.mark.audit("train.flips")
 def test_train_transform_flips_about_half_the_time(data):
-    # Left half black, right half white: after a flip, the left half is the brighter one
-    # (whatever the output's size and scale: the other checks hold those).
+    # Left half black, right half white: after a flip, the left half is the brighter one.
     image = Image.new("RGB", (178, 218), "black")
     image.paste((255, 255, 255), (89, 0, 178, 218))
     torch.manual_seed(0)
     transform = data.train_transform()
+    check_tensor_image(transform(image), "train_transform")   # the form first: a 3x64x64 float image
     flips = 0
     for _ in range(200):
         out = pixels(transform(image))
@@ -464,14 +464,35 @@ def test_load_splits_sizes_and_first_items(data, celeba_root):
             f"the {name} set is a {type(ds).__name__}; the book takes the first n images with "
             f"torch.utils.data.Subset(ds, torch.arange(n))")
         assert len(ds) == n, f"the {name} set has {len(ds)} images, asked for the first {n}"
-        assert [int(i) for i in ds.indices] == list(range(n)), (
-            f"the {name} subset holds items {[int(i) for i in ds.indices]}; it should be the FIRST {n}: "
-            f"torch.arange({n}), not a random choice")
+        fail_if(first_items_problem(ds, n, name))
         assert getattr(ds.dataset, "split", None) == name, (
             f"the {name} subset is drawn from the {getattr(ds.dataset, 'split', '?')!r} split")
     assert not isinstance(test, Subset) and len(test) == len(full["test"]), (
         f"the test set has {len(test)} images, the whole test split has {len(full['test'])}: return it whole")
     assert getattr(test, "split", None) == "test", "the third dataset returned must be the 'test' split"
+
+
+FIRST_ITEMS = ("the train and valid subsets hold the FIRST n images of their split, in order: torch.arange(n), "
+               "not a random choice\n  the {name} subset holds items {items}; it should be 0 to {last}")
+
+
+def first_items_problem(ds, n, name) -> str | None:
+    """FIRST_ITEMS when the Subset ``ds`` does not hold the first ``n`` items of its split (else None)."""
+    indices = [int(i) for i in getattr(ds, "indices", range(len(ds)))]
+    if indices == list(range(n)):
+        return None
+    return say(FIRST_ITEMS, name=name, items=indices[:12], last=n - 1)
+
+
+ALL_ATTRIBUTES = ("each label is the Smiling attribute: pass target_transform=get_smile, or the label is all 40 "
+                  "attributes\n  {what} is {value}")
+
+
+def item_label_problem(label, what) -> str | None:
+    """Why a dataset's (or a loader's) label is not the book's, or None; the same first lines as get_smile's."""
+    if isinstance(label, torch.Tensor) and label.shape == (40,):
+        return say(ALL_ATTRIBUTES, what=what, value=describe(label))
+    return label_problem(label, torch.zeros(40, dtype=torch.int64))
 
 
 @pytest.mark.audit("splits.labels")
@@ -481,15 +502,13 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     column = lines[1].split().index("Smiling")
     smiling = {row.split()[0]: int(row.split()[1 + column]) == 1 for row in lines[2:]}
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    fail_if(first_items_problem(train, 8, "train") or first_items_problem(valid, 4, "valid"))
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
         base = ds.dataset if isinstance(ds, Subset) else ds
         for i in range(4):
             _, label = ds[i]
             filename = base.filename[int(ds.indices[i]) if isinstance(ds, Subset) else i]
-            assert not (isinstance(label, torch.Tensor) and label.shape == (40,)), (
-                f"{name}[{i}] has all 40 attributes as its label: pass target_transform=get_smile, so that each "
-                "label is the Smiling attribute")
-            fail_if(label_problem(label, torch.zeros(40, dtype=torch.int64)))
+            fail_if(item_label_problem(label, f"{name}[{i}]'s label"))
             if bool(label) != smiling[filename] and attributes_read(data) != [31]:
                 fail_if(say(READS, wrong=WRONG_ATTRIBUTE,
                             read=", ".join(named(i) for i in attributes_read(data)) or "none"))
@@ -501,6 +520,7 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
 @pytest.mark.audit("splits.eval_items", "splits.train_items")
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    fail_if(first_items_problem(train, 8, "train") or first_items_problem(valid, 4, "valid"))
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
         x, _ = ds[0]
         check_tensor_image(x, f"the {name} split's transform")
@@ -597,6 +617,7 @@ def test_make_loaders_batches_every_image_once(data, celeba_root):
         x, y = next(iter(dl))
         assert len(x) == 8 and len(y) == 8, (
             f"{name} gave a first batch of {len(x)} images and {len(y)} labels with batch_size=8")
+        check_tensor_image(x[0], f"an image of {name}")
 
 
 @pytest.mark.audit("loaders.samplers", "loaders.shuffles")
@@ -610,6 +631,8 @@ def test_only_the_training_loader_shuffles(data, celeba_root):
         assert isinstance(dl.sampler, SequentialSampler), (
             f"{name} shuffles; only the training loader does (the scores don't depend on order, and a "
             "fixed order makes runs comparable)")
+    _, y = next(iter(train_dl))
+    fail_if(item_label_problem(y[0], "train_dl's first label") if len(y) else None)
     torch.manual_seed(0)
-    orders = {tuple(torch.cat([torch.as_tensor(y).flatten() for _, y in train_dl]).tolist()) for _ in range(4)}
+    orders = {tuple(torch.cat([y for _, y in train_dl]).tolist()) for _ in range(4)}
     assert len(orders) > 1, "four passes over train_dl gave the labels in the same order: it does not shuffle"

@@ -18,7 +18,7 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
@@ -39,6 +39,10 @@ NOT_MOVED = ("a tensor was not moved: `t.to(device)` RETURNS the moved tensor an
 MODULE_DEVICE = ("device_of(model) must say where the model's parameters are: a module lives where its first "
                  "parameter is (else its first buffer; None for a module that holds no tensors)\n"
                  "  {case}, device_of(model) gave {got}")
+
+
+# 0-d tensors of each dtype kind but float, first: each becomes its own Python type (one search may miss them).
+INTEGERS = [torch.tensor(7), (torch.tensor(-3, dtype=torch.int32), torch.tensor(True)), {"n": torch.tensor(12)}]
 
 
 def kind(value) -> str:
@@ -294,6 +298,7 @@ def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
 
 
 @given(obj=nested_tensors())
+@example(obj=INTEGERS)
 @pytest.mark.audit("to_python.nests", "to_python.input")
 def test_to_python_gives_plain_python_values(devices, obj):
     before = snapshot(obj)
@@ -409,6 +414,7 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
 
 @pytest.mark.cuda
 @given(obj=nested_tensors())
+@example(obj=INTEGERS)
 @pytest.mark.audit("to_device.accelerator", "to_python.accelerator")
 def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator, obj):
     before = snapshot(obj)
@@ -454,12 +460,12 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
 @pytest.mark.cuda
 @pytest.mark.audit("to_python.accelerator")
 def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerator):
-    # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
+    # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU; and the count itself, an int64 tensor.
     correct = torch.tensor([True, True, False, True], device=accelerator)
-    history = [0 + correct.sum() / 4, 0 + correct.float().mean()]
+    history = [0 + correct.sum() / 4, 0 + correct.float().mean(), correct.sum()]
     plain = convert(devices, history)
-    assert isinstance(plain, list) and len(plain) == 2, (
-        f"to_python rebuilds a list as a list\n  to_python of a list of two tensors gave {describe(plain)}")
+    assert isinstance(plain, list) and len(plain) == 3, (
+        f"to_python rebuilds a list as a list\n  to_python of a list of three tensors gave {describe(plain)}")
     for i, (old, new) in enumerate(zip(history, plain)):
         fail_if(plain_problem(f"the seed's history[{i}]", old, new))
 

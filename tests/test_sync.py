@@ -229,10 +229,12 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     model.to(accelerator)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
     with SyncCounter(accelerator) as counter:
-        run_epoch(sync, model, train_dl, optimizer, accelerator)
+        result = run_epoch(sync, model, train_dl, optimizer, accelerator)
     assert counter.total <= 1, (
         f"train_epoch must synchronise the device with the host at most once per epoch: {SYNC_LESSON}\n"
         f"  it synchronised {counter.total} times in an epoch of 6 batches ({counter.describe()})")
+    for name, v in zip(("mean_loss", "accuracy"), result if isinstance(result, tuple) else (result,)):
+        assert type(v) is float, say(NOT_FLOATS, name=name, value=describe(v))   # converted in that one sync
 
 
 @pytest.mark.cuda
