@@ -5,7 +5,13 @@ dropout, so every run is the same) on tiny tensors, and compare the learner's
 `train` with an exact replay of the book's algorithm: BCELoss, Adam(lr=0.001),
 per-sample means, accuracy as a share of `pred >= 0.5` that match, validation
 in eval mode without gradients. Hooks on the model record how each forward
-pass ran (train or eval mode, gradients on or off, batch moved or not).
+pass ran (train or eval mode, gradients on or off, batch moved or not) and what
+it gave; while train runs, every backward pass, optimizer step and zero_grad is
+recorded too. Where the numbers differ from the book's, the message says the
+one step that differs (kata.checks.loop: no step, another model's parameters,
+another optimizer, learning rate or loss, step before backward, gradients
+zeroed before the step or never, a mean over batches), or says in one line that
+the check can't tell.
 
 Each kind of wrong history entry has its own reason (kata.checks.messages):
 device tensors are the seed's crash, CPU tensors plot but are not floats, a
