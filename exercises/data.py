@@ -37,9 +37,10 @@ def get_smile(attr):
     - `attr` is the tensor of 40 zeros and ones that CelebA gives for one image
       with `target_type='attr'`, in the order of the attribute list.
     - The result is the entry of `attr` for the Smiling attribute (the index
-      `SMILING` names), as the book's target transform gives it: a 0-d tensor,
-      not converted to a Python number (the DataLoader batches either kind
-      into one label tensor; the kata holds you to the book's).
+      `SMILING` names), as the book's target transform gives it: a 0-d tensor
+      of the vector's own dtype, not converted to a Python number or to
+      another dtype (the DataLoader batches either kind into one label tensor;
+      the kata holds you to the book's).
 
     Concept: a `target_transform` turns each image's raw target into the label
     the model learns: here, "is this person smiling?".

@@ -33,6 +33,8 @@ def train_epoch(model, dl, loss_fn, optimizer, device):
       (probability >= 0.5) matches the label. Both Python floats.
     - At most ONE device-to-host synchronisation in the whole epoch, however
       many batches it has.
+    - Nothing of a batch's autograd graph outlives its batch: what the running
+      sums keep is numbers, not graphs.
 
     Concept: asynchronous execution, and what makes the host wait for the
     device.

@@ -29,10 +29,12 @@ from torchvision.transforms import v2
 
 import kata.celeba
 from kata.celeba import ATTRIBUTE_NAMES
+from kata.checks import lessons
 from kata.checks.book import book_eval_transform, book_train_transform
-from kata.checks.messages import describe
+from kata.checks.lessons import say
+from kata.checks.messages import describe, fail_if
 from kata.checks.strategies import attribute_vectors, pil_images
-from kata.harness.target import TargetError, module_of
+from kata.harness.target import TargetError, module_of, target_of
 
 BOOK_TRAIN = book_train_transform().transforms
 BOOK_EVAL = book_eval_transform().transforms
@@ -115,8 +117,14 @@ def run(transform, image, seed):
 # --- the label ------------------------------------------------------------
 
 
-WRONG_ATTRIBUTE = ("the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first printing used "
-                   "18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn something else")
+WRONG_ATTRIBUTE = ("the label is the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first "
+                   "printing used 18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn "
+                   "something else")
+READS = "{wrong}\n  probed with one-hot vectors, get_smile reads attribute {read}: return attr[31]"
+SMILING_IS = "{wrong}\n  SMILING is {value}"
+NOT_SET = "`SMILING` is not set yet: see the comment above it in {file}, and `kata hint data SMILING`"
+ONE_ATTRIBUTE = ("get_smile must return one attribute of the vector, a 0-d tensor: the entry SMILING names, not a "
+                 "slice or the whole vector\n  get_smile(attr) returned {value}")
 
 
 def named(index) -> str:
@@ -124,46 +132,62 @@ def named(index) -> str:
             else describe(index))
 
 
-def attributes_read(data) -> list[int] | None:
-    """Which attributes get_smile reads, probed with one-hot vectors (None if the probe can't tell)."""
-    try:
-        return [i for i in range(40) if int(data.get_smile(torch.eye(40, dtype=torch.int64)[i])) == 1]
-    except (TypeError, ValueError, RuntimeError, IndexError):
-        return None
+def is_one_number(label) -> bool:
+    return (isinstance(label, (int, float)) and not isinstance(label, bool)) or (
+        isinstance(label, torch.Tensor) and label.dim() == 0)
+
+
+def attributes_read(data) -> list[int]:
+    """Which attributes get_smile reads, probed with one-hot vectors. A probe that gives more than
+    one number fails the check with ONE_ATTRIBUTE (a stub's NotImplementedError passes through)."""
+    read = []
+    for i in range(40):
+        label = data.get_smile(torch.eye(40, dtype=torch.int64)[i])
+        if not is_one_number(label):
+            pytest.fail(say(ONE_ATTRIBUTE, value=describe(label)), pytrace=False)
+        if int(label) == 1:
+            read.append(i)
+    return read
 
 
 @pytest.mark.audit("smiling")
 def test_smiling_is_attribute_31(data):
-    assert data.SMILING == 31, f"SMILING names {WRONG_ATTRIBUTE}\n  SMILING is {named(data.SMILING)}"
+    if data.SMILING is None:
+        pytest.fail(say(NOT_SET, file=target_of(data).display("data")), pytrace=False)
+    if data.SMILING != 31:
+        fail_if(say(SMILING_IS, wrong=WRONG_ATTRIBUTE, value=named(data.SMILING)))
 
 
 @pytest.mark.audit("get_smile.reads")
 def test_get_smile_reads_attribute_31(data):
     read = attributes_read(data)
-    assert read == [31], (
-        f"get_smile reads {WRONG_ATTRIBUTE}\n  probed with one-hot vectors, it reads attribute "
-        + (", ".join(named(i) for i in read) or "none" if read is not None else "(none that gives a 0/1 number)")
-        + ": return attr[31]")
+    if read != [31]:
+        fail_if(say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none"))
+
+
+def label_problem(label, attr) -> str | None:
+    """Why ``label`` is not the book's label for ``attr`` (its Smiling entry as it is), or None.
+    The same first line wherever a label is looked at: get_smile's result, a dataset's item."""
+    if not isinstance(label, torch.Tensor):
+        return f"{lessons.LABEL_NOT_A_TENSOR}\n  the label is {describe(label)}"
+    if label.shape != ():
+        return say(ONE_ATTRIBUTE, value=describe(label))
+    if label.dtype != attr.dtype:
+        return f"{lessons.LABEL_WRONG_DTYPE}\n  the label is {describe(label)} of dtype {label.dtype}"
+    return None
 
 
 @given(attr=attribute_vectors())
 @pytest.mark.audit("get_smile")
 def test_get_smile_returns_the_smiling_attribute(data, attr):
     label = data.get_smile(attr)
-    if isinstance(label, torch.Tensor) and label.shape == () and torch.equal(label, attr[31]):
+    if isinstance(label, torch.Tensor) and label.shape == () and label.dtype == attr.dtype and torch.equal(
+            label, attr[31]):
         return
     read = attributes_read(data)
-    if read is not None and read != [31]:
-        pytest.fail(f"get_smile reads {WRONG_ATTRIBUTE}\n  it reads attribute "
-                    f"{', '.join(named(i) for i in read) or 'none'}: return attr[31]", pytrace=False)
-    if not isinstance(label, torch.Tensor):
-        pytest.fail("get_smile must return attr[31] as it is, a 0-d tensor, as the book's target transform gives it "
-                    "(the DataLoader would batch Python numbers too, but the kata holds you to the book's label): "
-                    f"index the tensor, don't convert it\n  get_smile(attr) returned "
-                    f"{describe(label)}", pytrace=False)
-    if label.shape != ():
-        pytest.fail("get_smile must return one attribute, a 0-d tensor: attr[31], not a slice or the whole vector\n"
-                    f"  get_smile(attr) returned {describe(label)}", pytrace=False)
+    if read != [31]:
+        fail_if(say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none"))
+    fail_if(label_problem(label, attr))
     pytest.fail(f"get_smile(attr) must equal attr[31]\n  for {attr.tolist()} it returned {describe(label)}, "
                 f"attr[31] is {int(attr[31])}", pytrace=False)
 
@@ -226,14 +250,15 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
         assert not same_pixels(got, resized_first), (
             "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
             "padded. CenterCrop([178, 178]) must come first, then Resize([64, 64])")
+        check_tensor_image(got, "eval_transform")
         pytest.fail("eval_transform(image) differs from the book's "
-                    "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face")
+                    "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face", pytrace=False)
 
 
 @pytest.mark.audit("eval.deterministic")
 def test_eval_transform_is_deterministic(data, celeba_root):
     image = face(celeba_root)
-    outs = [run(data.eval_transform(), image, seed) for seed in range(4)]
+    outs = [pixels(run(data.eval_transform(), image, seed)) for seed in range(4)]
     assert all(torch.equal(outs[0], o) for o in outs[1:]), (
         "eval_transform gave different tensors for the same image: validation and test images must not "
         "be randomised (no RandomCrop or RandomHorizontalFlip there), or the scores can't be compared")
@@ -264,6 +289,7 @@ def like_the_books_train_transform(transform, image, seeds) -> bool:
 @pytest.mark.audit("train.values")
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     image = face(celeba_root, 1)
+    check_tensor_image(run(data.train_transform(), image, 0), "train_transform")
     assert like_the_books_train_transform(data.train_transform(), image, range(6)), (
         "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
         "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]): "
@@ -273,20 +299,37 @@ def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root)
 @pytest.mark.audit("train.random")
 def test_train_transform_is_random(data, celeba_root):
     image = face(celeba_root, 2)
-    outs = [run(data.train_transform(), image, seed) for seed in range(8)]
+    outs = [pixels(run(data.train_transform(), image, seed)) for seed in range(8)]
     assert any(not torch.equal(outs[0], o) for o in outs[1:]), (
         "train_transform gave the same tensor 8 times for one image: augmentation means a random crop "
         "and a random horizontal flip each time an image is loaded")
 
 
+def pixels(out) -> torch.Tensor:
+    """A transform's output as a float tensor of its pixels in [0, 1], whatever it is (a PIL image, a
+    uint8 tensor, ...): for the checks that look at what it shows, not at its form (the checks
+    above look at that)."""
+    if isinstance(out, Image.Image):
+        out = T.functional.pil_to_tensor(out)
+    assert isinstance(out, torch.Tensor), (
+        "a transform must give an image (a tensor: the model gets tensors)\n"
+        f"  it gave {describe(out)}")
+    return out.float() / 255 if not out.is_floating_point() else out.float()
+
+
 @pytest.mark.audit("train.flips")
 def test_train_transform_flips_about_half_the_time(data):
-    # Left half black, right half white: after a flip, the left side is bright.
+    # Left half black, right half white: after a flip, the left half is the brighter one.
     image = Image.new("RGB", (178, 218), "black")
     image.paste((255, 255, 255), (89, 0, 178, 218))
     torch.manual_seed(0)
     transform = data.train_transform()
-    flips = sum(bool(transform(image)[:, :, :32].mean() > 0.5) for _ in range(200))
+    check_tensor_image(transform(image), "train_transform")   # the form first: a 3x64x64 float image
+    flips = 0
+    for _ in range(200):
+        out = pixels(transform(image))
+        half = out.shape[-1] // 2
+        flips += bool(out[..., :half].mean() > out[..., out.shape[-1] - half:].mean())
     assert 70 <= flips <= 130, (
         f"the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
         "them (p=0.5, its default) — a smile is still a smile in a mirror")
@@ -298,7 +341,7 @@ def test_crop_happens_before_resize(data):
     # at the bottom: cropped first, the band is gone; resized first, it shows.
     image = Image.new("RGB", (178, 218), "black")
     image.paste((255, 255, 255), (0, 198, 178, 218))
-    out = data.eval_transform()(image)
+    out = pixels(data.eval_transform()(image))
     assert out.max().item() < 0.05, (
         "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
         "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
@@ -307,8 +350,21 @@ def test_crop_happens_before_resize(data):
 # --- the splits -----------------------------------------------------------
 
 
+REFUSE_EXACT = ("load_splits refuses only MORE images than a split has: asked for exactly as many as a split holds, "
+                "it gives them all (n <= len(split) is fine)\n  {call} on splits of {sizes} images raised "
+                "ValueError({error!r})")
+REFUSE_FEWER = ("load_splits raised ValueError for images a split has: it refuses only more than a split holds\n"
+                "  {call} on splits of {sizes} images raised ValueError({error!r})")
+
+
+def split_sizes(root) -> dict[str, int]:
+    return {s: len(kata.celeba.CelebA(root, split=s)) for s in ("train", "valid")}
+
+
 def load(data, root, **kwargs):
-    """data.load_splits, with torchvision's checksum refusal explained."""
+    """data.load_splits, with torchvision's checksum refusal and a refusal of a request the
+    split can meet explained."""
+    __tracebackhide__ = True
     try:
         return data.load_splits(root, **kwargs)
     except RuntimeError as err:
@@ -316,6 +372,18 @@ def load(data, root, **kwargs):
             pytest.fail("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
                         "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
                         f"real CelebA loads exactly as in torchvision).\n  ({err})", pytrace=False)
+        raise
+    except ValueError as err:
+        try:
+            sizes = split_sizes(root)
+        except Exception:   # no dataset there: the learner's error stands
+            raise err from None
+        asked = {"train": kwargs.get("n_train", 16000), "valid": kwargs.get("n_valid", 1000)}
+        if all(asked[s] <= sizes[s] for s in sizes):
+            call = f"load_splits(root, {', '.join(f'{k}={v}' for k, v in kwargs.items())})"
+            shown = " and ".join(f"{sizes[s]} ({s})" for s in sizes)
+            exact = any(asked[s] == sizes[s] for s in sizes)
+            fail_if(say(REFUSE_EXACT if exact else REFUSE_FEWER, call=call, sizes=shown, error=str(err)))
         raise
 
 
@@ -396,14 +464,35 @@ def test_load_splits_sizes_and_first_items(data, celeba_root):
             f"the {name} set is a {type(ds).__name__}; the book takes the first n images with "
             f"torch.utils.data.Subset(ds, torch.arange(n))")
         assert len(ds) == n, f"the {name} set has {len(ds)} images, asked for the first {n}"
-        assert [int(i) for i in ds.indices] == list(range(n)), (
-            f"the {name} subset holds items {[int(i) for i in ds.indices]}; it should be the FIRST {n}: "
-            f"torch.arange({n}), not a random choice")
+        fail_if(first_items_problem(ds, n, name))
         assert getattr(ds.dataset, "split", None) == name, (
             f"the {name} subset is drawn from the {getattr(ds.dataset, 'split', '?')!r} split")
     assert not isinstance(test, Subset) and len(test) == len(full["test"]), (
         f"the test set has {len(test)} images, the whole test split has {len(full['test'])}: return it whole")
     assert getattr(test, "split", None) == "test", "the third dataset returned must be the 'test' split"
+
+
+FIRST_ITEMS = ("the train and valid subsets hold the FIRST n images of their split, in order: torch.arange(n), "
+               "not a random choice\n  the {name} subset holds items {items}; it should be 0 to {last}")
+
+
+def first_items_problem(ds, n, name) -> str | None:
+    """FIRST_ITEMS when the Subset ``ds`` does not hold the first ``n`` items of its split (else None)."""
+    indices = [int(i) for i in getattr(ds, "indices", range(len(ds)))]
+    if indices == list(range(n)):
+        return None
+    return say(FIRST_ITEMS, name=name, items=indices[:12], last=n - 1)
+
+
+ALL_ATTRIBUTES = ("each label is the Smiling attribute: pass target_transform=get_smile, or the label is all 40 "
+                  "attributes\n  {what} is {value}")
+
+
+def item_label_problem(label, what) -> str | None:
+    """Why a dataset's (or a loader's) label is not the book's, or None; the same first lines as get_smile's."""
+    if isinstance(label, torch.Tensor) and label.shape == (40,):
+        return say(ALL_ATTRIBUTES, what=what, value=describe(label))
+    return label_problem(label, torch.zeros(40, dtype=torch.int64))
 
 
 @pytest.mark.audit("splits.labels")
@@ -413,14 +502,16 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     column = lines[1].split().index("Smiling")
     smiling = {row.split()[0]: int(row.split()[1 + column]) == 1 for row in lines[2:]}
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    fail_if(first_items_problem(train, 8, "train") or first_items_problem(valid, 4, "valid"))
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
         base = ds.dataset if isinstance(ds, Subset) else ds
         for i in range(4):
             _, label = ds[i]
             filename = base.filename[int(ds.indices[i]) if isinstance(ds, Subset) else i]
-            assert isinstance(label, torch.Tensor) and label.ndim == 0, (
-                f"{name}[{i}] has label {label!r}; with target_transform=get_smile it is a 0-d tensor "
-                "(the Smiling attribute), not the 40-vector")
+            fail_if(item_label_problem(label, f"{name}[{i}]'s label"))
+            if bool(label) != smiling[filename] and attributes_read(data) != [31]:
+                fail_if(say(READS, wrong=WRONG_ATTRIBUTE,
+                            read=", ".join(named(i) for i in attributes_read(data)) or "none"))
             assert bool(label) == smiling[filename], (
                 f"{name}[{i}] ({filename}) is labelled {int(label)}, but its Smiling attribute is "
                 f"{int(smiling[filename])}: the target_transform must pick attribute 31")
@@ -429,6 +520,7 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
 @pytest.mark.audit("splits.eval_items", "splits.train_items")
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
+    fail_if(first_items_problem(train, 8, "train") or first_items_problem(valid, 4, "valid"))
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
         x, _ = ds[0]
         check_tensor_image(x, f"the {name} split's transform")
@@ -459,7 +551,7 @@ def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
         kwargs = {"n_train": 8, "n_valid": 4, f"n_{split}": n + 1}
         asked = f"load_splits(root, n_train={kwargs['n_train']}, n_valid={kwargs['n_valid']})"
         try:
-            load(data, celeba_root, **kwargs)
+            data.load_splits(celeba_root, **kwargs)
         except ValueError as err:
             assert str(n) in str(err).replace(",", ""), (
                 f"{REFUSE}\n  {asked} on a {split} split of {n} images raised ValueError({str(err)!r}), which does "
@@ -472,6 +564,12 @@ def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
         else:
             pytest.fail(f"{REFUSE}\n  {asked} on a {split} split of {n} images returned without an error",
                         pytrace=False)
+    # ... and exactly as many as a split has is not more: all of them.
+    sizes = split_sizes(celeba_root)
+    train, valid, _ = load(data, celeba_root, n_train=sizes["train"], n_valid=sizes["valid"])
+    assert (len(train), len(valid)) == (sizes["train"], sizes["valid"]), (
+        "asked for all the images of each split, load_splits gives them all\n"
+        f"  it gave {len(train)} and {len(valid)} of {sizes['train']} and {sizes['valid']}")
 
 
 MISSING = ("load_splits must let kata.celeba.CelebA's error for a missing dataset through: it says what is missing "
@@ -517,7 +615,9 @@ def test_make_loaders_batches_every_image_once(data, celeba_root):
             f"{name} gave batches of {sizes} for {len(ds)} images with batch_size=8; every image once, "
             "the last batch may be smaller (drop_last=False, the default)")
         x, y = next(iter(dl))
-        assert x.shape == (8, 3, 64, 64), f"{name} gave an image batch of shape {tuple(x.shape)}"
+        assert len(x) == 8 and len(y) == 8, (
+            f"{name} gave a first batch of {len(x)} images and {len(y)} labels with batch_size=8")
+        check_tensor_image(x[0], f"an image of {name}")
 
 
 @pytest.mark.audit("loaders.samplers", "loaders.shuffles")
@@ -531,6 +631,8 @@ def test_only_the_training_loader_shuffles(data, celeba_root):
         assert isinstance(dl.sampler, SequentialSampler), (
             f"{name} shuffles; only the training loader does (the scores don't depend on order, and a "
             "fixed order makes runs comparable)")
+    _, y = next(iter(train_dl))
+    fail_if(item_label_problem(y[0], "train_dl's first label") if len(y) else None)
     torch.manual_seed(0)
     orders = {tuple(torch.cat([y for _, y in train_dl]).tolist()) for _ in range(4)}
     assert len(orders) > 1, "four passes over train_dl gave the labels in the same order: it does not shuffle"

@@ -18,11 +18,12 @@ from collections import OrderedDict, defaultdict
 import numpy as np
 import pytest
 import torch
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.checks.messages import describe
+from kata.checks.lessons import say
+from kata.checks.messages import describe, fail_if, numpy_refusal
 from kata.checks.snapshots import change, snapshot
 from kata.checks.strategies import Pair, nested_tensors, plain_leaves, tensors
 
@@ -32,9 +33,30 @@ META = ("meta (PyTorch's `meta` device: tensors there have a shape and a dtype b
         "a device that is not the CPU, the way a GPU is, on any machine)")
 
 
+NOT_MOVED = ("a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
+             "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
+             "  after {call}, {path} is {value}")
+MODULE_DEVICE = ("device_of(model) must say where the model's parameters are: a module lives where its first "
+                 "parameter is (else its first buffer; None for a module that holds no tensors)\n"
+                 "  {case}, device_of(model) gave {got}")
+
+
+# 0-d tensors of each dtype kind but float, first: each becomes its own Python type (one search may miss them).
+INTEGERS = [torch.tensor(7), (torch.tensor(-3, dtype=torch.int32), torch.tensor(True)), {"n": torch.tensor(12)}]
+
+
 def kind(value) -> str:
     """A container's type, or a leaf as describe() says it (never an internal class name)."""
     return type(value).__name__ if isinstance(value, (dict, list, tuple)) else describe(value)
+
+
+def shown(value) -> str:
+    """A result as a message names it: its type, with its keys or its items."""
+    if isinstance(value, dict):
+        return f"a {type(value).__name__} with the keys {list(value)}"
+    if isinstance(value, (list, tuple)):
+        return f"a {type(value).__name__} of {len(value)}: {describe(list(value))}"
+    return describe(value)
 
 
 def same_shape(a, b, path="obj"):
@@ -77,6 +99,11 @@ def assert_unchanged(before, obj, what):
 # --- pick_device ----------------------------------------------------------------
 
 
+NO_INDEX = ("pick_device() returns the generic device, without an index: torch.device('cuda'), not 'cuda:0' (the "
+            "generic device means the current one, which the caller may choose with torch.cuda.set_device)\n"
+            "  it gave {got}")
+
+
 @pytest.mark.parametrize("cuda, mps, expected", [
     (True, True, "cuda"), (True, False, "cuda"), (False, True, "mps"), (False, False, "cpu")])
 @pytest.mark.audit("pick_device[{cuda}-{mps}]")
@@ -91,6 +118,7 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, monkeypatch, cuda, 
         "pick_device() must ask torch.cuda.is_available() first, then torch.backends.mps.is_available(), else "
         f"take the CPU\n  with CUDA {'available' if cuda else 'unavailable'} and MPS "
         f"{'available' if mps else 'unavailable'}, it gave {got}, expected {expected}")
+    assert got.index is None, say(NO_INDEX, got=repr(got))
 
 
 # --- device_of ------------------------------------------------------------------
@@ -113,14 +141,12 @@ def test_device_of_a_tensor_is_its_device(devices, t):
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     model = nn.Sequential(nn.Linear(2, 2), nn.ReLU())
     got = devices.device_of(model)
-    assert got == torch.device("cpu"), (
-        f"device_of(model) of a model built on the CPU gave {got!r}: a module lives where its parameters are "
-        "(next(model.parameters()).device)")
+    if got != torch.device("cpu"):
+        fail_if(say(MODULE_DEVICE, case="for a model built on the CPU", got=repr(got)))
     model.to(ELSEWHERE)
     got = devices.device_of(model)
-    assert got == ELSEWHERE, (
-        "after model.to(device), device_of(model) must say that device: a module lives where its parameters are "
-        f"(next(model.parameters()).device)\n  it gave {got!r}; the model was moved to {META}")
+    if got != ELSEWHERE:
+        fail_if(say(MODULE_DEVICE, case=f"after model.to(device) to {META}", got=repr(got)))
 
     class OnlyBuffers(nn.Module):
         def __init__(self):
@@ -167,9 +193,9 @@ def test_assignment_moves_nothing(devices):
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
     model = nn.Linear(3, 1)
     returned = model.to(ELSEWHERE)
-    assert returned is model and devices.device_of(model) == ELSEWHERE, (
-        "Module.to moves the module's own parameters and returns the same module object, so device_of(model) "
-        f"must say where it went\n  device_of(model) gave {devices.device_of(model)!r} after model.to({META})")
+    assert returned is model, "Module.to moves the module's own parameters and returns the same module object"
+    if devices.device_of(model) != ELSEWHERE:
+        fail_if(say(MODULE_DEVICE, case=f"after model.to(device) to {META}", got=repr(devices.device_of(model))))
     t = torch.ones(2)
     t.to(ELSEWHERE)          # the result is thrown away: t has not moved
     assert devices.device_of(t) == torch.device("cpu"), (
@@ -199,10 +225,8 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices, obj):
     moved = devices.to_device(obj, ELSEWHERE)
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
-            assert isinstance(new, torch.Tensor) and new.device == ELSEWHERE, (
-                "a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
-                "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
-                f"  after to_device(obj, ELSEWHERE), {path} is {describe(new)}; ELSEWHERE is {META}")
+            if not (isinstance(new, torch.Tensor) and new.device == ELSEWHERE):
+                fail_if(say(NOT_MOVED, call=f"to_device(obj, {META})", path=path, value=describe(new)))
             assert new.shape == old.shape and new.dtype == old.dtype, (
                 "a tensor changed its shape or dtype on the way: t.to(device) keeps both\n"
                 f"  {path} was {describe(old)} of {old.dtype}, it became {describe(new)} of {new.dtype}")
@@ -226,19 +250,20 @@ def test_to_device_rebuilds_each_kind_of_container(devices, container):
     if isinstance(obj, dict):
         assert isinstance(moved, dict) and list(moved) == ["batch", "step"], (
             f"to_device of a {container} must give a dict with the same keys in the same order (the same type is "
-            f"welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {kind(moved)}"
-            + (f" with keys {list(moved)}" if isinstance(moved, dict) else ""))
+            f"welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {shown(moved)}")
         batch, step = moved["batch"], moved["step"]
     else:
         assert type(moved) is type(obj) and len(moved) == 2, (
             f"to_device of a {container} must give a {container} again, item for item (a named tuple keeps its "
-            f"type: type(obj)(*items))\n  it gave {kind(moved)}"
-            + (f" of {len(moved)} items" if isinstance(moved, (list, tuple)) else ""))
+            f"type: type(obj)(*items))\n  it gave {shown(moved)}")
         batch, step = moved
-    assert type(batch) is Pair and batch.first.device == ELSEWHERE and step == 3, (
-        "inside the container, a named tuple keeps its type and its tensors move; other values pass through\n"
-        f"  the inner named tuple became {kind(batch)}"
-        + (f" holding {describe(batch[0])}" if isinstance(batch, tuple) else "") + f"; the device is {META}")
+    assert type(batch) is Pair, (
+        "inside the container, a named tuple keeps its type (type(obj)(*items))\n"
+        f"  the inner named tuple became {shown(batch)}")
+    if batch.first.device != ELSEWHERE:
+        fail_if(say(NOT_MOVED, call=f"to_device({container} of a named tuple, {META})", path="the inner tensor",
+                    value=describe(batch.first)))
+    assert step == 3, f"a value that is not a tensor must pass through unchanged\n  3 became {describe(step)}"
     assert_unchanged(before, obj, "to_device")
 
 
@@ -251,30 +276,45 @@ def python_type_for(t: torch.Tensor):
     return float if t.dtype.is_floating_point else int
 
 
+NOT_PLAIN = ("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
+             "to the host)\n  {what} was {old} and became {new}")
+BY_DTYPE = ("a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it (float(t) makes a "
+            "float of every dtype, int(t) an int)\n  {what} was {old} (dtype {dtype}) and became {new}; expected "
+            "{expected}")
+OTHER_VALUES = "a tensor became other values: .item() / .tolist() keep them\n  {what} became {new}, expected {expected}"
+
+
+def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
+    """Why ``new`` is not ``old`` as plain Python values (a scalar of its dtype's type, or nested lists
+    of them), or None: one first line per cause, wherever a check meets it."""
+    if isinstance(new, (torch.Tensor, np.ndarray, np.generic)):
+        return say(NOT_PLAIN, what=what, old=describe(old), new=describe(new))
+    expected = old.detach().tolist()
+    if old.ndim == 0 and type(new) is not python_type_for(old):
+        return say(BY_DTYPE, what=what, old=describe(old), dtype=old.dtype, new=describe(new), expected=repr(expected))
+    if not (new == expected or (new != new and expected != expected)):
+        return say(OTHER_VALUES, what=what, new=repr(new), expected=repr(expected))
+    return None
+
+
 @given(obj=nested_tensors())
+@example(obj=INTEGERS)
 @pytest.mark.audit("to_python.nests", "to_python.input")
 def test_to_python_gives_plain_python_values(devices, obj):
     before = snapshot(obj)
-    plain = devices.to_python(obj)
+    plain = convert(devices, obj)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
-            expected = old.detach().tolist()
-            assert not isinstance(new, (torch.Tensor, np.ndarray, np.generic)), (
-                "a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both "
-                f"copy to the host)\n  {path} was {describe(old)} and became {describe(new)}")
-            if old.ndim == 0:
-                assert type(new) is python_type_for(old), (
-                    "a 0-d tensor became the wrong Python type: .item() gives a float for a floating-point "
-                    "tensor, an int for an integer one, a bool for a bool one\n"
-                    f"  {path}, a 0-d {old.dtype} tensor, became {describe(new)}")
-            assert new == expected or (new != new and expected != expected), (
-                f"a tensor became other values: .item() / .tolist() keep them\n  {path} became {new!r}, expected "
-                f"{expected!r}")
+            fail_if(plain_problem(path, old, new))
         else:
             assert new is old or new == old, (
                 "a value that is not a tensor must pass through unchanged\n"
                 f"  {path} was {describe(old)} and became {describe(new)}")
     assert_unchanged(before, obj, "to_python")
+
+
+def dtype_problem(tensor, got) -> str | None:
+    return plain_problem("to_python(t)", tensor, got)
 
 
 @pytest.mark.parametrize("tensor, expected", [
@@ -283,10 +323,8 @@ def test_to_python_gives_plain_python_values(devices, obj):
     (torch.tensor(1.5, requires_grad=True), 1.5)], ids=lambda v: str(getattr(v, "dtype", v)))
 @pytest.mark.audit("to_python.scalars[{tensor.dtype}-{tensor.requires_grad}]")
 def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, tensor, expected):
-    got = devices.to_python(tensor)
-    assert type(got) is type(expected) and got == expected, (
-        "a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it\n"
-        f"  to_python({describe(tensor)}, a {tensor.dtype}) gave {describe(got)}, expected {expected!r}")
+    got = convert(devices, tensor)
+    fail_if(dtype_problem(tensor, got))
 
 
 @pytest.mark.parametrize("value, expected_type", [
@@ -299,15 +337,34 @@ def test_to_python_turns_numpy_scalars_into_python_scalars(devices, value, expec
         f"not a Python float)\n  to_python({describe(value)}) gave {describe(got)}")
 
 
+GRAD = ("a tensor that requires grad converts too: .item() works on it, and .tolist() or .numpy() after "
+        ".detach() (NumPy refuses a tensor that requires grad)\n  to_python({tensor}) {outcome}")
+
+
+def convert(devices, obj, grad=None):
+    """devices.to_python(obj); NumPy's refusal of a tensor that requires grad (``grad``, in words)
+    fails the check with GRAD."""
+    __tracebackhide__ = True
+    try:
+        return devices.to_python(obj)
+    except RuntimeError as exc:
+        if numpy_refusal(exc) != "grad":
+            raise
+        fail_if(say(GRAD, tensor=grad or describe(obj), outcome=f"raised {type(exc).__name__}: {exc}"))
+
+
 @pytest.mark.audit("to_python.grad")
 def test_to_python_works_with_grad_and_on_history_lists(devices):
     loss = (torch.ones(3, requires_grad=True) * 2).sum()
     history = [[loss], [torch.tensor(0.5)], [torch.tensor(3)]]
-    got = devices.to_python(history)
-    assert got == [[6.0], [0.5], [3]] and [type(x[0]) for x in got] == [float, float, int], (
-        "a tensor that requires grad converts with .item() too (or .detach() it before .tolist())\n"
-        f"  to_python([[loss (requires grad)], [tensor(0.5)], [tensor(3)]]) gave {got!r}, expected "
-        "[[6.0], [0.5], [3]]")
+    got = convert(devices, history, "[[loss (requires grad)], [tensor(0.5)], [tensor(3)]]")
+    shape = [type(got), *(type(x) for x in got)] if isinstance(got, list) else [type(got)]
+    assert shape == [list, list, list, list] and all(len(x) == 1 for x in got), (
+        "to_python rebuilds a list of lists as a list of lists\n"
+        f"  to_python([[loss], [tensor(0.5)], [tensor(3)]]) gave {describe(got)}")
+    (grad,), (half,), (three,) = got
+    fail_if(plain_problem("the loss (requires grad)", loss, grad) or dtype_problem(torch.tensor(0.5), half)
+            or dtype_problem(torch.tensor(3), three))
 
 
 # --- host_copy ------------------------------------------------------------------
@@ -357,22 +414,19 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
 
 @pytest.mark.cuda
 @given(obj=nested_tensors())
+@example(obj=INTEGERS)
 @pytest.mark.audit("to_device.accelerator", "to_python.accelerator")
 def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator, obj):
     before = snapshot(obj)
     moved = devices.to_device(obj, accelerator)
     for path, old, new in same_shape(obj, moved):
         if isinstance(old, torch.Tensor):
-            assert isinstance(new, torch.Tensor) and new.device.type == accelerator.type, (
-                "a tensor was not moved to the accelerator: `t.to(device)` RETURNS the moved tensor (t stays where "
-                "it was); every tensor, however deep, must be the one .to returned\n"
-                f"  after to_device(obj, {accelerator}), {path} is {describe(new)}")
-    plain = devices.to_python(moved)
+            if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
+                fail_if(say(NOT_MOVED, call=f"to_device(obj, {accelerator})", path=path, value=describe(new)))
+    plain = convert(devices, moved)
     for path, old, new in same_shape(obj, plain):
         if isinstance(old, torch.Tensor):
-            assert not isinstance(new, torch.Tensor) and new == old.detach().tolist(), (
-                "to_python of an accelerator tensor must give plain Python values: .item()/.tolist() copy them to "
-                f"the host\n  {path} became {describe(new)}")
+            fail_if(plain_problem(f"{path}, moved to {accelerator},", old, new))
     assert_unchanged(before, obj, "to_device")
 
 
@@ -394,9 +448,8 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
     model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
     model.to(accelerator)
     got = devices.device_of(model)
-    assert isinstance(got, torch.device) and got.type == accelerator.type, (
-        "a module lives where its parameters are: after model.to(device), device_of(model) is that device\n"
-        f"  device_of(model) gave {got!r} after model.to({accelerator})")
+    if not (isinstance(got, torch.device) and got.type == accelerator.type):
+        fail_if(say(MODULE_DEVICE, case=f"after model.to({accelerator})", got=repr(got)))
     x = torch.ones(3, 4)
     got = devices.device_of(x.to(accelerator).float())
     assert isinstance(got, torch.device) and got.type == accelerator.type, (
@@ -407,13 +460,14 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
 @pytest.mark.cuda
 @pytest.mark.audit("to_python.accelerator")
 def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerator):
-    # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU.
+    # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU; and the count itself, an int64 tensor.
     correct = torch.tensor([True, True, False, True], device=accelerator)
-    history = [0 + correct.sum() / 4, 0 + correct.float().mean()]
-    plain = devices.to_python(history)
-    assert plain == [0.75, 0.75] and all(type(v) is float for v in plain), (
-        "to_python of the seed's history of device tensors must give plain floats on the host (.item()), which "
-        f"matplotlib can plot\n  it gave {describe(plain)}")
+    history = [0 + correct.sum() / 4, 0 + correct.float().mean(), correct.sum()]
+    plain = convert(devices, history)
+    assert isinstance(plain, list) and len(plain) == 3, (
+        f"to_python rebuilds a list as a list\n  to_python of a list of three tensors gave {describe(plain)}")
+    for i, (old, new) in enumerate(zip(history, plain)):
+        fail_if(plain_problem(f"the seed's history[{i}]", old, new))
 
 
 @pytest.mark.cuda
@@ -441,3 +495,4 @@ def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator,
     got = devices.pick_device()
     assert isinstance(got, torch.device) and got.type == "cuda", (
         f"with CUDA available, pick_device() must give torch.device('cuda')\n  it gave {got!r}")
+    assert got.index is None, say(NO_INDEX, got=repr(got))

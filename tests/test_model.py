@@ -20,16 +20,34 @@ from torch import nn
 from torch.nn.modules.utils import _pair
 
 from kata.checks.book import BOOK_PARAMETERS, book_cnn
+from kata.checks.lessons import say
+from kata.checks.messages import fail_if
 from kata.checks.strategies import batch_sizes
 
 
+def padding_of(conv: nn.Conv2d) -> tuple[int, int]:
+    """A convolution's padding as numbers, however it was spelled: padding=1, (1, 1), 'same' (for a
+    3x3 kernel with stride 1, one pixel on each side: the same layer as padding=1) or 'valid' (0)."""
+    if conv.padding == "valid":
+        return (0, 0)
+    if conv.padding == "same":
+        return tuple(d * (k - 1) // 2 if (d * (k - 1)) % 2 == 0 else -1
+                     for k, d in zip(_pair(conv.kernel_size), _pair(conv.dilation)))
+    return tuple(_pair(conv.padding))
+
+
 def describe(layer: nn.Module) -> str:
-    """A layer as a person would write it, with the settings that matter here."""
+    """A layer as a person would write it, with the settings that matter here (each in one spelling:
+    kernel_size=3 and (3, 3), padding=1 and 'same' for a 3x3 kernel, are the same layer)."""
     name = type(layer).__name__
     if isinstance(layer, nn.Conv2d):
-        return (f"Conv2d({layer.in_channels} -> {layer.out_channels}, kernel_size={layer.kernel_size[0]}"
-                f"{'' if layer.kernel_size[0] == layer.kernel_size[1] else 'x' + str(layer.kernel_size[1])}, "
-                f"stride={_pair(layer.stride)[0]}, padding={_pair(layer.padding)[0]}, bias={layer.bias is not None})")
+        (kh, kw), (ph, pw) = _pair(layer.kernel_size), padding_of(layer)
+        extras = [f"dilation={layer.dilation}"] if _pair(layer.dilation) != (1, 1) else []
+        extras += [f"groups={layer.groups}"] if layer.groups != 1 else []
+        extras += [f"padding_mode={layer.padding_mode!r}"] if layer.padding_mode != "zeros" else []
+        return (f"Conv2d({layer.in_channels} -> {layer.out_channels}, kernel_size={kh}{'' if kh == kw else f'x{kw}'}, "
+                f"stride={_pair(layer.stride)[0]}, padding={ph}{'' if ph == pw else f'x{pw}'}, "
+                f"bias={layer.bias is not None}{''.join(', ' + e for e in extras)})")
     if isinstance(layer, (nn.MaxPool2d, nn.AvgPool2d)):
         return (f"{name}(kernel_size={_pair(layer.kernel_size)[0]}, "
                 f"stride={_pair(layer.stride or layer.kernel_size)[0]}, padding={_pair(layer.padding)[0]})")
@@ -47,6 +65,32 @@ def layers(net: nn.Module) -> list[nn.Module]:
     return [m for m in net.modules() if not list(m.children())]
 
 
+SHAPES = ("the model can't take a batch of 3x64x64 images through its layers: a layer gets maps of a size it "
+          "can't take (the book's sizes: each 3x3 convolution with padding 1 keeps the size, each max-pool halves "
+          "it, 64 -> 32 -> 16 -> 8, and the average pool takes the 8x8 maps to 1x1, so Linear gets 256 numbers)\n"
+          "  layer {index}, {layer}, fails on {shape}; the shapes before it: {trail}\n  (PyTorch: {error})")
+
+
+def forward(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """net(x); a layer that can't take what it gets fails the check saying which, and the shapes."""
+    __tracebackhide__ = True
+    try:
+        return net(x)
+    except RuntimeError as err:
+        error = err
+    trail, out = [tuple(x.shape)], x
+    for index, layer in enumerate(layers(net)):
+        try:
+            out = layer(out)
+        except RuntimeError as err:
+            shown = " -> ".join("x".join(map(str, shape[1:])) for shape in trail)
+            fail_if(say(SHAPES, index=index, layer=describe(layer), shape="x".join(map(str, out.shape[1:])),
+                        trail=shown, error=str(err).splitlines()[0]))
+        if tuple(out.shape) != trail[-1]:
+            trail.append(tuple(out.shape))
+    raise error
+
+
 @pytest.mark.audit("kind")
 def test_build_model_returns_an_nn_sequential(model):
     net = model.build_model()
@@ -55,18 +99,21 @@ def test_build_model_returns_an_nn_sequential(model):
         f"  it returned a {type(net).__name__}")
 
 
+OTHER_LAYER = "layer {index} is {got}, the book has {want} there.\nThe book's layers, in order:\n  {book}"
+FEWER_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: missing {missing}"
+MORE_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: extra {extra}"
+
+
 @pytest.mark.audit("layers")
 def test_layers_match_the_book_in_order(model):
     found = [describe(m) for m in layers(model.build_model())]
     expected = [describe(m) for m in layers(book_cnn())]
     for i, (want, got) in enumerate(zip(expected, found)):
-        assert got == want, (
-            f"layer {i} is {got}, the book has {want} there.\n"
-            f"The book's layers, in order:\n  " + "\n  ".join(expected))
-    assert len(found) == len(expected), (
-        f"build_model() has {len(found)} layers, the book's CNN has {len(expected)}: "
-        + (f"missing {expected[len(found):]}" if len(found) < len(expected)
-           else f"extra {found[len(expected):]}"))
+        assert got == want, say(OTHER_LAYER, index=i, got=got, want=want, book="\n  ".join(expected))
+    assert len(found) >= len(expected), say(FEWER_LAYERS, found=len(found), expected=len(expected),
+                                            missing=expected[len(found):])
+    assert len(found) == len(expected), say(MORE_LAYERS, found=len(found), expected=len(expected),
+                                            extra=found[len(expected):])
 
 
 @pytest.mark.audit("count")
@@ -84,7 +131,7 @@ def test_output_is_one_probability_per_image(model, batch):
     net = model.build_model().eval()
     x = torch.rand(batch, 3, 64, 64)
     with torch.no_grad():
-        y = net(x)
+        y = forward(net, x)
     assert isinstance(y, torch.Tensor), (
         f"the model must return a tensor of probabilities\n  it returned a {type(y).__name__}")
     assert y.shape == (batch, 1), (
@@ -117,9 +164,12 @@ def test_initial_weights_are_the_books_under_manual_seed_1(model):
     got = weighted(model.build_model())
     torch.manual_seed(1)
     want = weighted(book_cnn())
-    assert [describe(m) for m in got] == [describe(m) for m in want], (
-        "the model's layers with weights differ from the book's, so their initial weights can't be compared "
-        "(test_layers_match_the_book_in_order says which)\n  yours: "
+    def shapes(layers_):
+        return [(type(m).__name__, [tuple(p.shape) for p in m.parameters(recurse=False)]) for m in layers_]
+
+    assert shapes(got) == shapes(want), (
+        "the model's layers with weights differ from the book's in kind or in the shapes of their weights, so "
+        "their initial weights can't be compared (test_layers_match_the_book_in_order says which)\n  yours: "
         + ", ".join(describe(m) for m in got))
     *convs, (got_fc, want_fc) = zip(got, want)
     for i, (g, w) in enumerate(convs):
@@ -176,13 +226,13 @@ def test_dropout_is_active_in_train_mode_only(model):
     x = torch.rand(4, 3, 64, 64)
     torch.manual_seed(0)
     net.train()
-    a, b = net(x), net(x)
+    a, b = forward(net, x), forward(net, x)
     assert not torch.equal(a, b), (
         "in train() mode two forward passes gave the same output: the model has no active Dropout(0.5) "
         "after the first two blocks")
     net.eval()
     with torch.no_grad():
-        c, d = net(x), net(x)
+        c, d = forward(net, x), forward(net, x)
     assert torch.equal(c, d), (
         "in eval() mode the output changes between calls: nothing random may run in eval mode (nn.Dropout stops "
         "dropping there; a random op of your own does not)")

@@ -41,7 +41,8 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from kata.checks.history import History
-from kata.checks.messages import NUMPY_LESSONS, numpy_refusal
+from kata.checks.lessons import say
+from kata.checks.messages import NUMPY_LESSONS, fail_if, numpy_refusal
 from kata.checks.snapshots import change, snapshot
 from kata.checks.strategies import histories, make_history
 from kata.harness.target import TargetError, module_of, target_of
@@ -158,14 +159,22 @@ def epochs(n) -> str:
     return f"{n} epoch{'' if n == 1 else 's'}"
 
 
-def has_tensors(history) -> bool:
-    return any(isinstance(v, torch.Tensor) for lst in history for v in lst)
-
-
 def learner_line(exc, plotting) -> str:
     """Where in the target's code `exc` was raised, as one line (or '')."""
     place = place_in(exc, target_of(plotting).path)
     return f"at {place.where}: {place.source}" if place else ""
+
+
+KEEP_REQUIRES_GRAD = (
+    "the caller's tensors must keep requires_grad: .requires_grad_(False) and .detach_() change the tensor itself "
+    "(and refuse to on a tensor computed from others). Use .detach(), which returns a new tensor and leaves the "
+    "original alone (and .cpu() / .item() to get a host value)")
+BY_POSITION = ("the history is a tuple of four lists, (loss_train, loss_valid, acc_train, acc_valid): a plain tuple "
+               "or a named one, so read it by position (history[0], or unpack it), which works for both; a plain "
+               "tuple has no field names")
+CRASHED = ("{function} failed in your code, at the line below, and the check can't tell why from what it gave it "
+           "(described below): read the error and the line")
+CRASH_DETAILS = ("{cause}\n  {who} failed{where}\n  {error}\n  the history ({epochs}, a {kind}) holds\n    {holds}")
 
 
 def call(plotting, fn, who, history):
@@ -182,17 +191,16 @@ def call(plotting, fn, who, history):
         refusal = numpy_refusal(exc)
         if refusal is not None:
             cause = NUMPY_LESSONS[refusal]
-        elif has_tensors(history):
-            cause = (f"{who} failed on a history holding tensors: convert each entry to a Python float before "
-                     "drawing it, with .item() or float(t)")
+        elif isinstance(exc, RuntimeError) and "requires_grad flags of leaf variables" in str(exc):
+            cause = KEEP_REQUIRES_GRAD
+        elif isinstance(exc, AttributeError) and "'tuple' object has no attribute" in str(exc):
+            cause = BY_POSITION
         else:
-            cause = (f"{who} failed on a history of plain numbers: the mistake is in the code at the line below. "
-                     "The history is a tuple of four lists: (loss_train, loss_valid, acc_train, acc_valid)")
+            cause = say(CRASHED, function=who.split("(")[0])
         line = learner_line(exc, plotting)
-        raise AssertionError(
-            f"{cause}\n  {who} failed{' ' + line if line else ''}\n  {type(exc).__name__}: {exc}\n"
-            f"  the history ({epochs(len(history[0]))}, a {type(history).__name__}) holds\n    "
-            + kinds_in(history).replace("\n  ", "\n    ")) from None
+        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=f" {line}" if line else "",
+                    error=f"{type(exc).__name__}: {exc}", epochs=epochs(len(history[0])), kind=type(history).__name__,
+                    holds=kinds_in(history).replace("\n  ", "\n    ")))
 
 
 def draw(plotting, history):
@@ -222,9 +230,7 @@ def assert_unchanged(history, snap, who):
     if found is None:
         return
     if found.kind == "requires_grad":
-        pytest.fail("the caller's tensors must keep requires_grad: .requires_grad_(False) and .detach_() change the "
-                    "tensor itself. Use .detach(), which returns a new tensor and leaves the original alone (and "
-                    f".cpu() / .item() to get a host value)\n  {who} turned it off on {found.path}", pytrace=False)
+        fail_if(f"{KEEP_REQUIRES_GRAD}\n  {who} turned it off on {found.path}")
     if found.kind in ("values", "device"):
         pytest.fail("the caller's tensors must stay as they are: read the history, don't modify it (no in-place "
                     f"op, one ending in _)\n  {who} changed a tensor of the caller's history in place ({found})",
@@ -243,13 +249,29 @@ def assert_unchanged(history, snap, who):
 # --- helpers: read the figure back ------------------------------------------
 
 
+LIVE_FIGURE = "LivePlot keeps its figure, a matplotlib.figure.Figure, in self.figure\n  {who} is a {kind}"
+RETURNS_FIGURE = ("plot_history returns the figure itself (`return fig`), a matplotlib.figure.Figure, not its axes "
+                  "or a (fig, ax) pair\n  {who} is a {kind}")
+LINES_ADDED = ("each update must replace the lines, not add more: clear the figure (fig.clear()) or the axes before "
+               "drawing again, or move the existing line with line.set_data(x, y)\n"
+               "  the {panel} panel of {who} has {count} lines labelled {label!r}")
+DRAWN_ONCE = "each curve is drawn once\n  the {panel} panel of {who} has {count} lines labelled {label!r}"
+POINTS_SO_FAR = ("each update redraws the whole history so far (the update for epoch e gets lists of e + 1 entries)"
+                 "\n  the {label!r} line in {who} has {points} points; the history has {epochs}")
+POINTS = ("each curve has one point per epoch\n"
+          "  the {label!r} line in {who} has {points} points; the history has {epochs}")
+CURVE_VALUES = ("each curve plots its list of the history, in epoch order: history[0] train loss, [1] validation "
+                "loss, [2] train accuracy, [3] validation accuracy\n"
+                "  the {label!r} line in {who} has y = {got}, but {name} is {want}")
+CURVE_SHOWS_ANOTHER = ("each curve plots its list of the history, in epoch order: history[0] train loss, [1] "
+                       "validation loss, [2] train accuracy, [3] validation accuracy\n"
+                       "  the {label!r} line in {who} has y = {got}, but {name} is {want} (the line shows {other})")
+
+
 def panels(fig, who, live=False):
     """(left axes, right axes) of a figure of two panels side by side."""
     __tracebackhide__ = True
-    assert isinstance(fig, Figure), (
-        ("LivePlot keeps its figure, a matplotlib.figure.Figure, in self.figure" if live else
-         "plot_history returns the figure itself (`return fig`), a matplotlib.figure.Figure, not its axes or a "
-         "(fig, ax) pair") + f"\n  {who} is a {type(fig).__name__}")
+    assert isinstance(fig, Figure), say(LIVE_FIGURE if live else RETURNS_FIGURE, who=who, kind=type(fig).__name__)
     axes = fig.axes
     if live and len(axes) > 2:
         pytest.fail("each update must replace the two panels, not add more: clear the figure first "
@@ -284,11 +306,8 @@ def panel_lines(fig, who, live=False):
                 "('Train loss', 'Validation loss', 'Train acc.', 'Validation acc.'), and ax.legend() shows them\n"
                 f"  the {side} ({panel}) panel of {who} has no line labelled {label!r}; its lines are labelled "
                 f"{sorted(lines)} ('_child...' means no label)")
-            assert len(lines[label]) == 1, (
-                ("each update must replace the lines, not add more: clear the figure (fig.clear()) or the axes "
-                 "before drawing again, or move the existing line with line.set_data(x, y)" if live
-                 else "each curve is drawn once")
-                + f"\n  the {panel} panel of {who} has {len(lines[label])} lines labelled {label!r}")
+            assert len(lines[label]) == 1, say(LINES_ADDED if live else DRAWN_ONCE, panel=panel, who=who,
+                                               count=len(lines[label]), label=label)
             found[label] = lines[label][0]
     return found
 
@@ -318,10 +337,8 @@ def assert_curves(fig, values, who, live=False):
                 f"tensors as its {axis} values")
         x = np.asarray(line.get_xdata(orig=False), dtype=float).ravel()
         y = np.asarray(line.get_ydata(orig=False), dtype=float).ravel()
-        assert len(x) == n and len(y) == n, (
-            ("each update redraws the whole history so far (the update for epoch e gets lists of e + 1 entries)"
-             if live else "each curve has one point per epoch")
-            + f"\n  the {label!r} line in {who} has {len(y)} points; the history has {epochs(n)}")
+        assert len(x) == n and len(y) == n, say(POINTS_SO_FAR if live else POINTS, label=label, who=who,
+                                                points=len(y), epochs=epochs(n))
         if not np.array_equal(x, np.arange(1, n + 1)):
             assert not np.array_equal(x, np.arange(n)), (
                 "epochs are counted from 1 in the book's plot: x_arr = np.arange(len(hist[0])) + 1 (ax.plot(y) "
@@ -332,11 +349,9 @@ def assert_curves(fig, values, who, live=False):
         if not np.allclose(y, expected, rtol=1e-6, atol=1e-12):
             shows = [LIST_NAME[i] for i, other in enumerate(values)
                      if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
-            pytest.fail(
-                "each curve plots its list of the history, in epoch order: history[0] train loss, [1] validation "
-                "loss, [2] train accuracy, [3] validation accuracy\n"
-                f"  the {label!r} line in {who} has y = {short(y.tolist())}, but {LIST_NAME[INDEX[label]]} is "
-                f"{short(expected.tolist())}" + (f" (the line shows {shows[0]})" if shows else ""), pytrace=False)
+            values_ = dict(label=label, who=who, got=short(y.tolist()), name=LIST_NAME[INDEX[label]],
+                           want=short(expected.tolist()))
+            fail_if(say(CURVE_SHOWS_ANOTHER, other=shows[0], **values_) if shows else say(CURVE_VALUES, **values_))
 
 
 # --- plot_history ------------------------------------------------------------
@@ -526,14 +541,31 @@ def test_live_plot_keeps_one_figure(plotting):
     drive(plotting, make_history(prefix(VALUES, 4)), each=each)
 
 
+SAVED_BEHIND = ("LivePlot.update saves the figure before drawing this epoch, so the PNG shows the curves one epoch "
+                "behind: draw both panels first, then save (self.figure.savefig(self.path))\n"
+                "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
+
+
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
 @pytest.mark.audit("live.saved[{how}]")
-def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how):
+def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how, monkeypatch):
     path = Path(tempfile.mkdtemp(dir=tmp_path)) / "curves.png"
     args, kwargs = ((), {"path": str(path)}) if how == "keyword str" else ((path,), {})
     saved = []
+    drawn_when_saved = []   # the longest line's number of points at each savefig
+    savefig = Figure.savefig
+
+    def spy(self, *a, **k):
+        drawn_when_saved.append(max((len(line.get_xdata()) for ax in self.axes for line in ax.get_lines()),
+                                    default=0))
+        return savefig(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "savefig", spy)
 
     def each(epoch, live, who):
+        if drawn_when_saved and drawn_when_saved[-1] < epoch + 1:
+            pytest.fail(say(SAVED_BEHIND, who=who, points=drawn_when_saved[-1], epochs=epoch + 1), pytrace=False)
+        drawn_when_saved.clear()
         assert path.is_file(), (
             "LivePlot(path) saves its figure at path at every update: self.figure.savefig(self.path)\n"
             f"  after {who} there is no file at {path} (files there: {sorted(os.listdir(path.parent))})")

@@ -21,9 +21,20 @@ import pytest
 import torch
 from torch import nn
 
+from kata.checks import lessons
 from kata.checks.book import book_epoch
-from kata.checks.doubles import BATCH, N_TRAIN, tiny_setup
-from kata.checks.messages import describe, explained_learner_errors
+from kata.checks.doubles import HalfModel, HostBatch, tiny_setup
+from kata.checks.lessons import say
+from kata.checks.loop import (
+    graph_kept,
+    locals_at_return,
+    loss_function_problem,
+    means_problem,
+    measures,
+    training_problem,
+)
+from kata.checks.messages import describe, explained_learner_errors, fail_if
+from kata.harness.target import target_of
 
 SYNC_LESSON = (
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
@@ -32,27 +43,54 @@ SYNC_LESSON = (
     "once, after the last batch")
 
 
-MOVE_ADVICE = ("move every batch: x = x.to(device), y = y.to(device); create the running sums on the device: "
-               "torch.zeros((), device=device)")
+MOVE_ADVICE = ("Move every batch (x = x.to(device), y = y.to(device)), and make the running sums on the device "
+               "(torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor; the "
+               "check can't tell which of these it was.")
+BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x.to(device)` RETURNS the moved tensor and "
+                   "leaves x where it was, so write `x = x.to(device)`")
+SUMS_ON_THE_CPU = ("the running sums are on the CPU while each batch's numbers are on the device: make the sums on "
+                   "the device (torch.zeros((), device=device)); an in-place += into a CPU tensor can't take a device "
+                   "tensor (CUDA refuses it: 'Expected all tensors to be on the same device')")
 
 
-def run_epoch(sync, model, dl, optimizer, device):
-    """sync.train_epoch(...), with the learner's device and NumPy errors explained."""
+def mixed_cause(names: dict) -> str | None:
+    """For PyTorch's error for two devices in one op: the cause, from train_epoch's frame, or None."""
+    if any(type(v) is HostBatch for v in names.values()):
+        return BATCH_NOT_MOVED
+    tensors = [v for v in names.values() if isinstance(v, torch.Tensor)]
+    if any(t.device.type == "cpu" for t in tensors) and any(t.device.type != "cpu" for t in tensors):
+        return SUMS_ON_THE_CPU
+    return None
+
+
+NOT_FLOATS = ("train_epoch returns Python floats: convert the device sums once, at the end (e.g. "
+              "torch.stack([loss_sum, correct_sum]).tolist())\n  its {name} is {value}")
+
+
+def run_epoch(sync, model, dl, optimizer, device, log=None, kept=None):
+    """sync.train_epoch(...), with the learner's device and NumPy errors explained (given the setup's
+    log, every backward pass, step and zero_grad recorded; given a dict, its functions' locals kept)."""
     __tracebackhide__ = True
-    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", MOVE_ADVICE):
-        return sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", MOVE_ADVICE,
+                                  mixed=mixed_cause):
+        if log is None:
+            return sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+        with log.watching(model), locals_at_return(target_of(sync).path) as captured:
+            result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+        if kept is not None:
+            kept.update(captured)
+        return result
 
 
-def epoch_with(sync, model, dl, device="cpu", lr=0.001):
+def epoch_with(sync, model, dl, device="cpu", lr=0.001, log=None, kept=None):
     __tracebackhide__ = True
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    result = run_epoch(sync, model, dl, optimizer, torch.device(device) if isinstance(device, str) else device)
+    device = torch.device(device) if isinstance(device, str) else device
+    result = run_epoch(sync, model, dl, optimizer, device, log, kept)
     assert isinstance(result, tuple) and len(result) == 2, (
         f"train_epoch returns a tuple (mean_loss, accuracy)\n  it returned {describe(result)}")
     for name, v in zip(("mean_loss", "accuracy"), result):
-        assert type(v) is float, (
-            "train_epoch returns Python floats: convert the device sums once, at the end (e.g. "
-            f"torch.stack([loss_sum, correct_sum]).tolist())\n  its {name} is {describe(v)}")
+        assert type(v) is float, say(NOT_FLOATS, name=name, value=describe(v))
     return result
 
 
@@ -64,33 +102,50 @@ def book_result(epochs=1):
     return model, book_epoch(model, train_dl, optimizer)
 
 
+def same_weights(a, b, atol=1e-6) -> bool:
+    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(a.parameters(),
+                                                                                             b.parameters()))
+
+
+def measured_wrong(log, dl, loss, accuracy) -> str | None:
+    """The message when the epoch's mean loss or accuracy is not the per-sample mean of what the
+    model saw and the loop backpropagated (the averaging alone), or None."""
+    problem = loss_function_problem(log)
+    if problem is not None:
+        return problem
+    m = measures(log, "train", len(dl.dataset), use_backward=True)
+    return means_problem(m, "mean_loss", loss, "loss") or means_problem(m, "accuracy", accuracy, "accuracy")
+
+
 @pytest.mark.audit("numbers")
 def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
-    model, train_dl, _, _ = tiny_setup()
-    loss, accuracy = epoch_with(sync, model, train_dl)
+    # The book loop's numbers. Where they differ, the averaging is checked first, against the batches
+    # the model saw and the losses the loop backpropagated; if that is right, the training differs.
+    model, train_dl, _, log = tiny_setup()
+    loss, accuracy = epoch_with(sync, model, train_dl, log=log)
     _, (want_loss, want_acc) = book_result()
-    assert loss == pytest.approx(want_loss, rel=1e-5), (
-        "the mean loss sums loss * batch size over the epoch and divides by len(dl.dataset) "
-        f"({N_TRAIN} samples in batches of {BATCH}: the last is smaller)\n  train_epoch's mean loss is "
-        f"{loss:.6f}, the book's loop gives {want_loss:.6f}")
-    assert accuracy == pytest.approx(want_acc), (
-        "the accuracy is the share of (pred >= 0.5) == y over len(dl.dataset) samples\n  train_epoch's accuracy "
-        f"is {accuracy}, the book's loop gives {want_acc}")
+    if (loss, accuracy) == (pytest.approx(want_loss, rel=1e-5), pytest.approx(want_acc)):
+        return
+    fail_if(measured_wrong(log, train_dl, loss, accuracy) or training_problem(log) or (
+        "the mean loss and the accuracy differ from the book loop's, and the check can't tell why from the batches "
+        f"the model saw\n  train_epoch gave ({loss:.6f}, {accuracy}), the book's loop gives ({want_loss:.6f}, "
+        f"{want_acc})"))
 
 
 @pytest.mark.audit("weights", observed="the mode and gradients of each forward pass, and the batches' moves")
 def test_train_epoch_trains_the_model_as_the_book_does(sync):
     model, train_dl, _, log = tiny_setup()
-    epoch_with(sync, model, train_dl)
+    epoch_with(sync, model, train_dl, log=log)
     want_model, _ = book_result()
-    for got, want in zip(model.parameters(), want_model.parameters()):
-        assert torch.allclose(got, want, atol=1e-6), (
+    if not same_weights(model, want_model):
+        fail_if(training_problem(log) or (
             "after one epoch the weights differ from the book's loop: per batch forward, BCELoss, backward, "
-            "optimizer.step(), optimizer.zero_grad()")
-    assert log.calls and all(phase == "train" and training and grad and moved
-                             for phase, training, grad, moved in log.calls), (
-        "train_epoch must run the model in train() mode with gradients, on batches moved to the device "
-        "(x = x.to(device))")
+            "optimizer.step(), optimizer.zero_grad()"))
+    assert log.calls, "train_epoch must run the model on every batch of dl"
+    for _, training, grad, moved in log.calls:
+        if not moved:
+            fail_if(f"{BATCH_NOT_MOVED}\n  a batch of train_epoch(model, dl, loss_fn, optimizer, cpu)")
+        assert training and grad, "train_epoch must run the model in train() mode, with gradients"
 
 
 @pytest.mark.audit("types", observed="which mode the forward passes ran in")
@@ -101,6 +156,24 @@ def test_train_epoch_runs_in_train_mode_even_after_validation(sync):
     assert all(training for _, training, _, _ in log.calls), (
         "train_epoch ran the model in eval() mode: call model.train() first (a validation pass leaves the model "
         "in eval mode)")
+
+
+@pytest.mark.audit("types", observed="whether a local of train_epoch still held several batches' autograd graphs")
+def test_train_epoch_keeps_no_autograd_graph_in_its_sums(sync):
+    model, train_dl, _, log = tiny_setup(n_train=24, batch=4)  # six batches
+    kept = {}
+    epoch_with(sync, model, train_dl, log=log, kept=kept)
+    fail_if(graph_kept(kept))
+
+
+@pytest.mark.audit("types", observed="the accuracy train_epoch gives for a model that says exactly 0.5")
+def test_train_epoch_counts_a_probability_of_one_half_as_a_smile(sync):
+    # A model that says exactly 0.5 for every image: the book's `pred >= 0.5` predicts 1 for each.
+    model, train_dl, _, _ = tiny_setup(model=HalfModel())
+    _, accuracy = epoch_with(sync, model, train_dl)
+    share = train_dl.y.float().mean().item()
+    assert accuracy == pytest.approx(share), say(lessons.ACCURACY_AT_ONE_HALF, who="train_epoch",
+                                                 got=f"{accuracy:.4f}", share=f"{share:.4f}")
 
 
 # --- on an accelerator: count the synchronisations -------------------------------
@@ -156,27 +229,36 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     model.to(accelerator)
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
     with SyncCounter(accelerator) as counter:
-        run_epoch(sync, model, train_dl, optimizer, accelerator)
+        result = run_epoch(sync, model, train_dl, optimizer, accelerator)
     assert counter.total <= 1, (
         f"train_epoch must synchronise the device with the host at most once per epoch: {SYNC_LESSON}\n"
         f"  it synchronised {counter.total} times in an epoch of 6 batches ({counter.describe()})")
+    for name, v in zip(("mean_loss", "accuracy"), result if isinstance(result, tuple) else (result,)):
+        assert type(v) is float, say(NOT_FLOATS, name=name, value=describe(v))   # converted in that one sync
 
 
 @pytest.mark.cuda
 @pytest.mark.audit("device.numbers", "device.weights")
 def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accelerator):
-    model, train_dl, _, _ = tiny_setup()
+    model, train_dl, _, log = tiny_setup()
     model.to(accelerator)
-    loss, accuracy = epoch_with(sync, model, train_dl, accelerator)
+    loss, accuracy = epoch_with(sync, model, train_dl, accelerator, log=log)
     want_model, (want_loss, want_acc) = book_result()
-    assert (loss, accuracy) == (pytest.approx(want_loss, rel=1e-4), pytest.approx(want_acc)), (
-        "keeping the sums on the device must not change them\n  on "
-        f"{accelerator}, train_epoch gave ({loss:.6f}, {accuracy}), the book's loop on the CPU "
-        f"({want_loss:.6f}, {want_acc})")
-    for got, want in zip(model.parameters(), want_model.parameters()):
-        assert torch.allclose(got.detach().cpu(), want, atol=1e-5), (
-            "after one epoch on the accelerator the weights differ from the book's loop on the CPU: per batch "
-            "forward, BCELoss, backward, optimizer.step(), optimizer.zero_grad()")
+    if (loss, accuracy) == (pytest.approx(want_loss, rel=1e-4), pytest.approx(want_acc)) and same_weights(
+            model, want_model, atol=1e-5):
+        return
+    # What is wrong on the CPU too is said as the CPU's checks say it: the device is not the cause.
+    fail_if(training_problem(log) or measured_wrong(log, train_dl, loss, accuracy))
+    cpu_model, cpu_dl, _, cpu_log = tiny_setup()
+    cpu_loss, cpu_accuracy = epoch_with(sync, cpu_model, cpu_dl, log=cpu_log)
+    if not same_weights(cpu_model, want_model):
+        fail_if(training_problem(cpu_log) or (
+            "after one epoch the weights differ from the book's loop: per batch forward, BCELoss, backward, "
+            "optimizer.step(), optimizer.zero_grad()"))
+    pytest.fail("the same train_epoch gives other numbers on the accelerator than on the CPU: the device changes "
+                "where the numbers are computed, not what they are, so something in the epoch depends on the "
+                f"device\n  on {accelerator}, train_epoch gave ({loss:.6f}, {accuracy}); on the CPU ({cpu_loss:.6f}, "
+                f"{cpu_accuracy}), as the book's loop does", pytrace=False)
 
 
 @pytest.mark.cuda
@@ -188,5 +270,5 @@ def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accele
     devices = {p.device.type for p in model.parameters()}
     assert devices == {accelerator.type}, (
         f"train_epoch must leave the model where it is\n  a model on {accelerator} ended up on {devices}")
-    assert all(moved for *_, moved in log.calls), (
-        "a batch reached the model without being moved: write `x = x.to(device)`")
+    if not all(moved for *_, moved in log.calls):
+        fail_if(f"{BATCH_NOT_MOVED}\n  a batch of train_epoch(model, dl, loss_fn, optimizer, {accelerator})")

@@ -2,21 +2,30 @@
 
 A tiny deterministic setup (Flatten, Linear, Sigmoid: no dropout, so every run
 is the same) on tiny tensors, with a loader that marks its batches so a check
-can tell whether each one was moved, and a log of how each forward pass ran.
+can tell whether each one was moved, and a log of what the loop did: how each
+forward pass ran and what it gave, and (while :meth:`Log.watching`) every
+backward pass, optimizer step and zeroing of the gradients, in order.
+
+The hooks are plain functions, not bound methods, so a ``copy.deepcopy`` of the
+model (a learner's mistake) reports to the same log.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
+from dataclasses import dataclass
+from typing import Any
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.data import TensorDataset
 
 from kata.checks.book import book_train
 
-__all__ = ["BATCH", "N_TRAIN", "N_VALID", "HostBatch", "Loader", "Log", "replay", "tiny_data", "tiny_model",
-           "tiny_setup"]
+__all__ = ["BATCH", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log", "replay", "tiny_data",
+           "tiny_model", "tiny_setup", "watch_model"]
 
 N_TRAIN, N_VALID, BATCH = 10, 7, 4  # batches of 4, 4, 2 and 4, 3: per-sample and per-batch means differ
 
@@ -29,15 +38,93 @@ class HostBatch(torch.Tensor):
         return torch.Tensor.to(self.as_subclass(torch.Tensor), *args, **kwargs)
 
 
+@dataclass(frozen=True)
+class Event:
+    """One thing the loop did. kind: 'forward' (phase, output, labels, grad enabled), 'backward' (the loss),
+    'step' (the optimizer's class name, its lr, whether it steps the watched model's parameters)
+    or 'zero_grad'. Tensors are kept where they were (no copy to the host: no sync)."""
+
+    kind: str
+    phase: str | None = None
+    output: Any = None
+    labels: Any = None
+    loss: Any = None
+    optimizer: str = ""
+    lr: float | None = None
+    own: bool = True
+    grad: bool = True
+    optimizer_id: int = 0
+
+
 class Log:
-    """What each forward pass saw: (phase, model.training, grad enabled, batch moved)."""
+    """What each forward pass saw: (phase, model.training, grad enabled, batch moved), and the events."""
 
     def __init__(self):
         self.phase = None
+        self.labels = None      # the labels of the batch the loader handed over last
         self.calls = []
+        self.events: list[Event] = []
 
-    def hook(self, module, args):
-        self.calls.append((self.phase, module.training, torch.is_grad_enabled(), type(args[0]) is not HostBatch))
+    def forwards(self, phase: str) -> list[Event]:
+        return [e for e in self.events if e.kind == "forward" and e.phase == phase]
+
+    @contextlib.contextmanager
+    def watching(self, model: nn.Module):
+        """Record every backward pass, optimizer step and zero_grad while the block runs;
+        a step's `own` says whether it updates the parameters ``model`` has at that moment."""
+        events = self.events
+        original_backward = torch.autograd.backward
+        original_zero = torch.optim.Optimizer.zero_grad
+        original_module_zero = nn.Module.zero_grad
+
+        def backward(tensors, *args, **kwargs):
+            loss = tensors[0] if isinstance(tensors, (tuple, list)) and tensors else tensors
+            events.append(Event("backward", self.phase,
+                                loss=loss.detach().clone() if isinstance(loss, torch.Tensor) else loss))
+            return original_backward(tensors, *args, **kwargs)
+
+        def zero_grad(optimizer, *args, **kwargs):
+            events.append(Event("zero_grad", self.phase))
+            return original_zero(optimizer, *args, **kwargs)
+
+        def module_zero_grad(module, *args, **kwargs):
+            events.append(Event("zero_grad", self.phase))
+            return original_module_zero(module, *args, **kwargs)
+
+        def step(optimizer, args, kwargs):
+            mine = {id(p) for p in model.parameters()}
+            stepped = [p for group in optimizer.param_groups for p in group["params"]]
+            lr = optimizer.param_groups[0].get("lr") if optimizer.param_groups else None
+            events.append(Event("step", self.phase, optimizer=type(optimizer).__name__,
+                                lr=float(lr) if isinstance(lr, (int, float)) else None,
+                                own=any(id(p) in mine for p in stepped), optimizer_id=id(optimizer)))
+
+        handle = register_optimizer_step_pre_hook(step)
+        torch.autograd.backward = backward
+        torch.optim.Optimizer.zero_grad = zero_grad
+        nn.Module.zero_grad = module_zero_grad
+        try:
+            yield self
+        finally:
+            handle.remove()
+            torch.autograd.backward = original_backward
+            torch.optim.Optimizer.zero_grad = original_zero
+            nn.Module.zero_grad = original_module_zero
+
+
+def watch_model(model: nn.Module, log: Log) -> nn.Module:
+    """Hook ``model`` so that every forward pass is logged: how it ran, and what it gave."""
+
+    def before(module, args):
+        log.calls.append((log.phase, module.training, torch.is_grad_enabled(), type(args[0]) is not HostBatch))
+
+    def after(module, args, output):
+        kept = output.detach().clone() if isinstance(output, torch.Tensor) else output
+        log.events.append(Event("forward", log.phase, output=kept, labels=log.labels, grad=torch.is_grad_enabled()))
+
+    model.register_forward_pre_hook(before)
+    model.register_forward_hook(after)
+    return model
 
 
 class Loader:
@@ -54,6 +141,7 @@ class Loader:
     def __iter__(self):
         for i in range(0, len(self.x), self.batch_size):
             self.log.phase = self.phase
+            self.log.labels = self.y[i:i + self.batch_size]
             yield (self.x[i:i + self.batch_size].as_subclass(HostBatch),
                    self.y[i:i + self.batch_size].as_subclass(HostBatch))
 
@@ -63,6 +151,18 @@ def tiny_model(seed=0):
     return nn.Sequential(nn.Flatten(), nn.Linear(3 * 4 * 4, 1), nn.Sigmoid())
 
 
+class HalfModel(nn.Module):
+    """Says 0.5, exactly, for every image, however it is trained: its one weight gets a zero
+    gradient (0 * x), so Adam never moves it. The probability at the threshold."""
+
+    def __init__(self):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(3 * 4 * 4, 1))
+
+    def forward(self, x):
+        return 0.5 + 0.0 * (x.flatten(1) @ self.weight)
+
+
 def tiny_data(n, seed):
     g = torch.Generator().manual_seed(seed)
     x = torch.rand(n, 3, 4, 4, generator=g)
@@ -70,11 +170,10 @@ def tiny_data(n, seed):
     return x, y
 
 
-def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0):
+def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0, model=None):
     """(model, train loader, valid loader, log): the model logs every forward pass."""
     log = Log()
-    model = tiny_model(seed)
-    model.register_forward_pre_hook(log.hook)
+    model = watch_model(tiny_model(seed) if model is None else model, log)
     train_dl = Loader(*tiny_data(n_train, seed + 1), batch, "train", log)
     valid_dl = Loader(*tiny_data(n_valid, seed + 2), batch, "valid", log)
     return model, train_dl, valid_dl, log

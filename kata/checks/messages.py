@@ -10,13 +10,18 @@ from __future__ import annotations
 
 import contextlib
 import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
 
-__all__ = ["ENTRY_LESSONS", "describe", "entry_kind", "explained_device_mismatch", "explained_learner_errors",
-           "history_entry_problem", "numpy_refusal", "value_problem", "where_in"]
+from kata.checks import lessons
+from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
+
+__all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
+           "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "tensors_by_device",
+           "value_problem", "where_in"]
 
 
 def describe(value) -> str:
@@ -27,10 +32,14 @@ def describe(value) -> str:
     if isinstance(value, torch.Tensor):
         grad = " with requires_grad=True" if value.requires_grad else ""
         dims = f"{value.dim()}-d " if value.dim() == 0 else ""
-        shown = f"{value.detach().cpu().item():.6g}" if value.numel() == 1 else f"shape {tuple(value.shape)}"
-        return f"a {dims}torch.Tensor on {value.device}{grad} ({shown})"
+        if value.numel() == 1:
+            shape = "" if value.dim() == 0 else f" of shape {tuple(value.shape)}"
+            return f"a {dims}torch.Tensor{shape} on {value.device}{grad} ({value.detach().cpu().item():.6g})"
+        return f"a {dims}torch.Tensor on {value.device}{grad} (shape {tuple(value.shape)})"
     if isinstance(value, np.generic):
         return f"a NumPy {type(value).__name__} ({value!r})"
+    if isinstance(value, np.ndarray):
+        return f"a NumPy array of shape {value.shape} and dtype {value.dtype}"
     if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
         inner = ", ".join(describe(v) if isinstance(v, torch.Tensor) else repr(v) for v in value[:4])
         return f"{_a(type(value).__name__)} of {len(value)} ({inner}{', ...' if len(value) > 4 else ''})"
@@ -45,47 +54,20 @@ def _a(name: str) -> str:
 # --- what a history may hold --------------------------------------------------
 #
 # The contract: four lists of Python floats. Each kind of wrong entry has its own
-# true reason, in one stable line.
+# true reason (kata.checks.lessons.ENTRY_LESSONS), in one stable line.
 
 def entry_kind(value) -> str | None:
     """The kind of a history entry that is not a Python float (None for a float):
     'device tensor', 'grad tensor', 'cpu tensor', 'numpy scalar' or 'other'."""
     if type(value) is float:
         return None
-    if isinstance(value, torch.Tensor):
-        if value.device.type != "cpu":
-            return "device tensor"
-        return "grad tensor" if value.requires_grad else "cpu tensor"
+    if isinstance(value, torch.Tensor):   # requires grad first: that is wrong on the CPU too
+        if value.requires_grad:
+            return "grad tensor"
+        return "device tensor" if value.device.type != "cpu" else "cpu tensor"
     if isinstance(value, np.generic):
         return "numpy scalar"
     return "other"
-
-
-ENTRY_LESSONS = {
-    "device tensor": (
-        "A tensor on the accelerator where a Python float belongs: the seed's crash. matplotlib turns what "
-        "it plots into NumPy arrays, and NumPy can't read device memory (\"can't convert cuda:0 device type "
-        "tensor to numpy\"). `0 + is_correct.sum()` stays a tensor on the device, and `.float()` changes "
-        "only its dtype: sum `is_correct.sum().item()` (a Python float on the host), or keep the sums on the "
-        "device and convert them once per epoch."),
-    "grad tensor": (
-        "A tensor that requires grad where a Python float belongs (a loss kept as a tensor: `loss * n` "
-        "instead of `loss.item() * n`): NumPy refuses it (\"Can't call numpy() on Tensor that requires "
-        "grad\"), and it keeps its batch's autograd graph alive. Sum `loss.item() * y_batch.size(0)`: a "
-        "Python float."),
-    "cpu tensor": (
-        "A CPU tensor where a Python float belongs (what `is_correct.sum()` gives on the CPU, and the book's "
-        "GitHub version's `is_correct.sum().cpu()` on any device): it plots, but the histories and scores "
-        "are Python floats by the contract, values any caller can print, compare, save as JSON and plot (and "
-        "on a GPU the same code without .cpu() is the seed's crash). Sum `is_correct.sum().item()`: .item() "
-        "gives the Python number."),
-    "numpy scalar": (
-        "A NumPy scalar where a Python float belongs (np.float64 even passes isinstance(x, float), but it is "
-        "another type): convert with float(x) or x.item()."),
-    "other": (
-        "A value that is not a Python float where one belongs: each is a mean loss or a share of correct "
-        "predictions, a division that gives a float."),
-}
 
 
 def history_entry_problem(history, names) -> str | None:
@@ -97,8 +79,10 @@ def history_entry_problem(history, names) -> str | None:
             kind = entry_kind(v)
             if kind is not None:
                 others = sorted({f"{n}" for n, h in zip(names, history) for x in h if entry_kind(x) == kind})
-                return (f"{ENTRY_LESSONS[kind]}\n  {name}[{i}] is {describe(v)}"
-                        + (f"; entries of this kind are in {', '.join(others)}" if len(others) > 1 else ""))
+                where = (lessons.say(lessons.ENTRY_AT_ALSO, name=name, index=i, value=describe(v),
+                                     lists=", ".join(others)) if len(others) > 1
+                         else lessons.say(lessons.ENTRY_AT, name=name, index=i, value=describe(v)))
+                return f"{ENTRY_LESSONS[kind]}\n{where}"
     return None
 
 
@@ -107,7 +91,7 @@ def value_problem(values: dict) -> str | None:
     for name, v in values.items():
         kind = entry_kind(v)
         if kind is not None:
-            return f"{ENTRY_LESSONS[kind]}\n  {name} is {describe(v)}"
+            return f"{ENTRY_LESSONS[kind]}\n{lessons.say(lessons.VALUE_IS, name=name, value=describe(v))}"
     return None
 
 
@@ -127,19 +111,6 @@ def numpy_refusal(exc: BaseException) -> str | None:
     return None
 
 
-NUMPY_LESSONS = {
-    "device": (
-        "NumPy can't read a tensor on the accelerator: the seed's crash. matplotlib (and np.asarray, and "
-        ".numpy()) turn values into NumPy arrays in host memory, and a device tensor is not there. Convert each "
-        "value to a Python float first with .item() or float(t) (both copy it to the host); .float() only "
-        "changes the dtype and keeps the device."),
-    "grad": (
-        "NumPy refuses a tensor that requires grad (\"Can't call numpy() on Tensor that requires grad\"): "
-        "matplotlib turns what it plots into NumPy arrays. Convert each value to a Python float first with "
-        ".item() or float(t) (or .detach() it)."),
-}
-
-
 def where_in(exc: BaseException, folder) -> str:
     """'at exercises/training.py, line 42, in train: ax.plot(...)', or ''."""
     from kata.harness.tracebacks import place_in
@@ -154,53 +125,103 @@ def _fail(message: str):
     raise pytest.fail.Exception(message, pytrace=False) from None
 
 
+def fail_if(problem: str | None) -> None:
+    """Fail the check with ``problem``, the message alone, when there is one. Checks that fail for
+    a shared cause all fail this way (pytest.fail, never a bare assert), so a run sees one
+    exception and one first line for that cause, and folds them."""
+    __tracebackhide__ = True
+    if problem is not None:
+        raise pytest.fail.Exception(problem, pytrace=False) from None
+
+
 def _mismatch(err: BaseException) -> bool:
     return isinstance(err, RuntimeError) and ("same device" in str(err) or "should be the same" in str(err))
 
 
+# PyTorch's words for a loss given integer labels, or predictions and labels of other shapes.
+_INTEGER_LABELS = ("Found dtype Long but expected Float", "can't be cast to the desired output type Long",
+                   "not implemented for 'Long'")
+_OTHER_SHAPES = re.compile(r"Using a target size \(torch\.Size\(\[.*\]\)\) that is different to the input size")
+
+
+def loss_misuse(exc: BaseException) -> str | None:
+    """The lesson for nn.BCELoss() given integer labels, or predictions and labels of other
+    shapes, or for backward() of a loss without a graph (PyTorch's own error, explained);
+    None for any other error."""
+    text = str(exc)
+    if isinstance(exc, RuntimeError) and any(words in text for words in _INTEGER_LABELS):
+        return lessons.LOSS_GOT_INTEGER_LABELS
+    if isinstance(exc, ValueError) and _OTHER_SHAPES.search(text):
+        return lessons.LOSS_GOT_OTHER_SHAPES
+    if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in text:
+        return lessons.BACKWARD_WITHOUT_GRAPH
+    return None
+
+
+def learner_locals(exc: BaseException, folder) -> dict:
+    """The local variables of the last frame of ``exc``'s traceback in the learner's code (a file
+    under ``folder``), or {}."""
+    if folder is None:
+        return {}
+    root = Path(folder).resolve()
+    frame = None
+    tb = exc.__traceback__
+    while tb is not None:
+        file = Path(tb.tb_frame.f_code.co_filename).resolve()
+        if file == root or file.is_relative_to(root):
+            frame = tb.tb_frame
+        tb = tb.tb_next
+    return dict(frame.f_locals) if frame is not None else {}
+
+
+def tensors_by_device(names: dict) -> str:
+    """A frame's tensors (and modules) by device, 'x_batch, loss_sum on cpu; loss, pred, model on
+    simgpu:0', or '' if they are all on one device."""
+    where: dict[str, list[str]] = {}
+    for name, value in names.items():
+        if isinstance(value, torch.Tensor):
+            where.setdefault(str(value.device), []).append(name)
+        elif isinstance(value, torch.nn.Module):
+            first = next(iter(value.parameters()), None)
+            if first is not None:
+                where.setdefault(str(first.device), []).append(name)
+    if len(where) < 2:
+        return ""
+    return "; ".join(f"{', '.join(names)} on {device}" for device, names in sorted(where.items()))
+
+
 @contextlib.contextmanager
-def explained_device_mismatch(what: str, advice: str):
-    """Turn PyTorch's error for tensors of two devices meeting in one op into a
-    check failure that says what mixed them and what to do.
-
-    PyTorch's wording varies: "Expected all tensors to be on the same device ..."
-    for most ops, "Input type (torch.FloatTensor) and weight type
-    (torch.cuda.FloatTensor) should be the same ..." for a convolution on CUDA fed
-    a CPU batch."""
-    __tracebackhide__ = True
-    message = None
-    try:
-        yield
-    except RuntimeError as err:
-        if not _mismatch(err):
-            raise
-        message = f"{what} mixed devices: {advice}\n  ({err})"
-    if message is not None:
-        _fail(message)
-
-
-@contextlib.contextmanager
-def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: str = ""):
+def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: str = "", mixed=None):
     """Run the learner's code (the module ``handle``), explaining the errors a
-    learner of this kata meets: devices mixed in one op (with ``advice``), and NumPy
-    (through matplotlib) refusing a device tensor, the seed's crash, or a tensor
-    that requires grad (with ``numpy_advice``, and the line of the learner's file).
-    Anything else passes through untouched."""
+    learner of this kata meets: devices mixed in one op (with ``advice``, and which
+    of their tensors were where; ``mixed(names)``, given the learner's frame's local
+    variables, may name the cause in its own first line), nn.BCELoss() given
+    integer labels or predictions of another shape, and NumPy (through matplotlib)
+    refusing a device tensor, the seed's crash, or a tensor that requires grad (with
+    ``numpy_advice``). Each with the line of the learner's file and PyTorch's own
+    words; anything else passes through untouched."""
     from kata.harness.target import target_of
 
     __tracebackhide__ = True
     message = None
     try:
         yield
-    except (TypeError, RuntimeError) as exc:
+    except (TypeError, RuntimeError, ValueError) as exc:
+        folder = target_of(handle).path
+        where = where_in(exc, folder) or lessons.WHERE_IN_A_LIBRARY
+        details = lessons.say(lessons.PYTORCH_ERROR_AT, who=what, where=where, error=f"{type(exc).__name__}: {exc}")
         refusal = numpy_refusal(exc)
+        misuse = loss_misuse(exc)
         if _mismatch(exc):
-            where = where_in(exc, target_of(handle).path)
-            message = f"{what} mixed devices: {advice}\n  {where or 'in a library call'}\n  ({exc})"
+            names = learner_locals(exc, folder) if where_in(exc, folder) else {}
+            placed = tensors_by_device(names)
+            frame = f"\n{lessons.say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
+            first = (mixed(names) if mixed is not None else None) or lessons.say(lessons.MIXED_DEVICES, advice=advice)
+            message = f"{first}{frame}\n{details}"
+        elif misuse is not None:
+            message = f"{misuse}\n{details}"
         elif refusal is not None:
-            where = where_in(exc, target_of(handle).path)
-            message = (f"{NUMPY_LESSONS[refusal]}{' ' + numpy_advice if numpy_advice else ''}\n"
-                       f"  {what} failed {where or 'in a library call'}\n  {type(exc).__name__}: {exc}")
+            message = f"{lessons.NUMPY_LESSONS[refusal]}{' ' + numpy_advice if numpy_advice else ''}\n{details}"
         else:
             raise
     if message is not None:

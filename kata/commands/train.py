@@ -39,7 +39,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
 
+from kata.checks import lessons
 from kata.checks.history import HISTORY_NAMES
+from kata.checks.lessons import say
 from kata.commands._args import positive
 from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
@@ -339,26 +341,22 @@ class learner_code:
 
 # --- what the histories held, and where it was put there --------------------------------------
 
-_KINDS = ("device", "grad", "cpu", "numpy")
+# The kinds of history entry that are not Python floats, as the checks name them (kata.checks.lessons).
+_KINDS = ("device tensor", "grad tensor", "cpu tensor", "numpy scalar")
 
 
 def _kind(value) -> str | None:
-    """Why a history entry is not a Python float: 'device', 'grad', 'cpu', 'numpy'; None if it is one."""
-    import numpy as np
-    import torch
+    """Why a history entry is not a Python float (one of _KINDS); None if it is a number that plots."""
+    from kata.checks.messages import entry_kind
 
-    if isinstance(value, torch.Tensor):
-        return "device" if value.device.type != "cpu" else "grad" if value.requires_grad else "cpu"
-    return "numpy" if isinstance(value, np.generic) else None
+    kind = entry_kind(value)
+    return kind if kind in _KINDS else None
 
 
 def _describe(value) -> str:
-    import torch
+    from kata.checks.messages import describe
 
-    if isinstance(value, torch.Tensor):
-        grad = ", requires_grad=True" if value.requires_grad else ""
-        return f"a {value.dim()}-d tensor on {value.device}{grad} ({value.detach().cpu().item():.4g})"
-    return f"a NumPy {type(value).__name__} ({value!r})"
+    return describe(value)
 
 
 def book_plot(history):
@@ -448,40 +446,28 @@ class HistoryWatch:
         except (TypeError, RuntimeError) as err:
             if "numpy" not in str(err):
                 raise
-            kind = "device" if "device type tensor" in str(err) else "grad"
+            kind = "device tensor" if "device type tensor" in str(err) else "grad tensor"
             floats = [n for n, h in zip(HISTORY_NAMES, history, strict=False) if all(_kind(v) is None for v in h)]
-            why = ("matplotlib turns what it plots into NumPy arrays, and NumPy can only read host memory: on a "
-                   "real GPU this is the seed's \"can't convert cuda:0 device type tensor to numpy\"."
-                   if kind == "device" else
-                   "NumPy refuses a tensor that requires grad, and each one keeps its autograd graph (and its "
-                   "activations) alive, so memory grows every epoch.")
-            fix = ("`.item()` gives a Python float on the host (`is_correct.sum().item()`, `loss.item()`)"
-                   if kind == "device" else "`loss.item()` (or `.detach()`) drops the graph")
-            raise KataUserError(
-                f"the seed's crash: plotting the history as the book does (ax.plot(x_arr, hist[2], '-o')) failed "
-                f"with\n  {type(err).__name__}: {err}\n"
-                f"These histories hold {'device tensors' if kind == 'device' else 'tensors that require grad'}:\n"
-                f"{self._lists(kind)}\n"
-                + (f"({', '.join(floats)} {'is' if len(floats) == 1 else 'are'} plain Python floats: "
-                   f"{'it plots' if len(floats) == 1 else 'they plot'}.)\n" if floats else "")
-                + f"Why: {why}\nThe fix: keep Python floats in the histories, as the contract asks: {fix}; "
-                  f"`pytest {self.target.display('training')}` checks it.") from None
+            shown = ""
+            if floats:
+                template = lessons.TRAIN_CRASH_FLOATS if len(floats) > 1 else lessons.TRAIN_CRASH_FLOAT
+                shown = say(template, names=", ".join(floats))
+            raise KataUserError(say(lessons.TRAIN_CRASH, error=f"{type(err).__name__}: {err}",
+                                    held=lessons.ENTRY_HELD[kind], lists=self._lists(kind), floats=shown,
+                                    lesson=lessons.ENTRY_LESSONS[kind],
+                                    training=self.target.display("training"))) from None
 
     def notes(self) -> list[str]:
-        """One note per kind of entry that is not a Python float, each with its own reason."""
+        """One note per kind of entry that is not a Python float, each with its own reason (the checks'
+        own words: kata.checks.lessons)."""
         training = self.target.display("training")
-        reasons = {
-            "device": "the seed's bug: the book's plot of these crashes with \"can't convert ... device type "
-                      "tensor to numpy\" (your LivePlot and kata train converted them). Keep Python floats: "
-                      "`.item()`.",
-            "grad": "NumPy refuses them, and each keeps its autograd graph alive, so memory grows every epoch: "
-                    "`loss.item()` (or `.detach()`).",
-            "cpu": "these plot fine, but the contract asks for Python floats (`.item()`); on a GPU the same code "
-                   "keeps GPU tensors, the seed's crash (`kata train --device sim` shows it).",
-            "numpy": "these plot fine, but the contract asks for Python floats: `float(x)` or `x.item()`.",
-        }
-        held = {"device": "device tensors", "grad": "tensors that require grad", "cpu": "CPU tensors",
-                "numpy": "NumPy scalars"}
-        return [f"the histories held {held[kind]}, not Python floats:\n{self._lists(kind)}\n  {reasons[kind]} "
-                f"`pytest {training}` checks it."
-                for kind in _KINDS if self.found.get(kind)]
+        found = []
+        for kind in _KINDS:
+            if not self.found.get(kind):
+                continue
+            note = say(lessons.TRAIN_NOTE, held=lessons.ENTRY_HELD[kind], lists=self._lists(kind),
+                       lesson=lessons.ENTRY_LESSONS[kind], training=training)
+            if kind == "cpu tensor":
+                note += "\n" + say(lessons.TRAIN_NOTE_SIM, target=self.target.display())
+            found.append(note)
+        return found

@@ -9,6 +9,8 @@ Python floats). The book's wrong parts fail, each with its true reason:
 
 - variants/styled: a second independent implementation, in yet another style
   (the grader's tests use it as an ordinary learner's correct submission);
+- variants/learner, variants/learner_alt: what a learner writes from the stubs alone, each decision
+  spelled another way (the issue #19 catalogue of correct alternatives);
 - variants/modern: a third, in today's idioms: torchvision.transforms.v2
   (another order of random draws, pixels equal to float precision), an
   evaluate under @torch.inference_mode() that moves the model there, a
@@ -157,6 +159,17 @@ def test_a_third_implementation_in_todays_idioms_passes_every_check(pytester):
     outcomes = run_checks(pytester, VARIANTS / "modern")
     assert_verdict(outcomes, {}, "an implementation in today's idioms (transforms.v2, inference_mode) "
                                  "must pass every check")
+
+
+@pytest.mark.parametrize("folder", ["learner", "learner_alt"])
+def test_a_learners_own_alternatives_pass_every_check(pytester, folder):
+    # variants/learner and learner_alt (issue #19): what a learner writes from the stubs alone, each
+    # spelling a decision another way: the index looked up by name, padding='same', an OrderedDict
+    # CNN, @torch.no_grad() and torch.inference_mode() blocks, enumerate, samples counted with
+    # x.size(0), float(loss), model.zero_grad() first, a move only where needed, a dataclass LivePlot,
+    # pyplot figures closed at once, one 2-vector of sums on the device, .cpu() then .tolist().
+    outcomes = run_checks(pytester, VARIANTS / folder)
+    assert_verdict(outcomes, {}, f"variants/{folder}, a learner's correct alternatives, must pass every check")
 
 
 def test_the_books_data_model_and_training_cells_pass_where_the_book_is_right(pytester):

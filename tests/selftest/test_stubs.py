@@ -229,6 +229,20 @@ def test_no_stub_raise_message_or_hint_gives_the_answer_away(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
+def test_no_levels_of_the_hints_together_give_the_answer_away(name):
+    # Level 2 names the APIs, level 3 the shape of the code: read together (a learner reads them all),
+    # they must not spell out the answer, as the sync hints' stack-then-tolist once did.
+    ex = curriculum.get(name)
+    hints = "\n".join(text for _, levels in ex.hints for text in levels)
+    found = [f"  {why}: {', '.join(repr(w) for w in words)}"
+             for why, words in answer_keys().get(name, {}).get("together", {}).items()
+             if all(re.search(rf"(?<!\w){re.escape(w)}", hints) for w in words)]
+    assert not found, (
+        f"the hints of {name}, read together, give the answer away: each word may appear, but not all of these "
+        "in one exercise's hints (kata/curriculum.toml):\n" + "\n".join(found))
+
+
+@pytest.mark.parametrize("name", NAMES)
 def test_answer_keys_come_from_the_reference_solution(name):
     if not PROJECT.has_solutions:
         pytest.skip("a student release has no solutions/")

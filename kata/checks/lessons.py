@@ -1,0 +1,244 @@
+"""The learner-facing sentences shared by the checks and `kata train`: one home per cause.
+
+Every text here is a whole sentence (or a few), a template with named
+placeholders filled by :func:`say`, never a sentence built from fragments: so
+each can be translated as it stands (issue #21 puts them through gettext, with
+the English text as the message id: :func:`say` is the one place to do it).
+
+The first line of a check's message names the cause and the lesson, the same
+words wherever that cause shows up (a run folds failures whose first lines
+match, numbers aside); the specifics (which entry, which line of the learner's
+file) follow on the lines after it. No torch here: `kata train` reads these
+without importing it.
+"""
+
+from __future__ import annotations
+
+__all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
+           "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE",
+           "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "ENTRY_AT",
+           "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
+           "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE",
+           "LOSS_DIVIDED_BY_BATCHES", "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS",
+           "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1",
+           "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED",
+           "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NO_STEP",
+           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "PYTORCH_ERROR_AT",
+           "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH",
+           "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS",
+           "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
+
+
+def say(template: str, /, **values) -> str:
+    """A template with its placeholders filled in: the one place a translation will go."""
+    return template.format(**values)
+
+
+# --- what a history may hold: four lists of Python floats ----------------------
+#
+# Each kind of wrong entry (kata.checks.messages.entry_kind) has its own true reason.
+
+ENTRY_LESSONS = {
+    "device tensor": (
+        "A tensor on the accelerator where a Python float belongs: the seed's crash. matplotlib turns what "
+        "it plots into NumPy arrays, and NumPy can't read device memory (\"can't convert cuda:0 device type "
+        "tensor to numpy\"). `0 + is_correct.sum()` stays a tensor on the device, and `.float()` changes "
+        "only its dtype: sum `is_correct.sum().item()` (a Python float on the host), or keep the sums on the "
+        "device and convert them once per epoch."),
+    "grad tensor": (
+        "A tensor that requires grad where a Python float belongs (a loss kept as a tensor: `loss * n` "
+        "instead of `loss.item() * n`): NumPy refuses it (\"Can't call numpy() on Tensor that requires "
+        "grad\"), and each one keeps its autograd graph alive, so memory grows with every epoch. Sum "
+        "`loss.item() * y_batch.size(0)`: a Python float."),
+    "cpu tensor": (
+        "A CPU tensor where a Python float belongs (what `is_correct.sum()` gives on the CPU, and the book's "
+        "GitHub version's `is_correct.sum().cpu()` on any device): it plots, but the histories and scores "
+        "are Python floats by the contract, values any caller can print, compare, save as JSON and plot (and "
+        "on a GPU the same code without .cpu() is the seed's crash). Sum `is_correct.sum().item()`: .item() "
+        "gives the Python number."),
+    "numpy scalar": (
+        "A NumPy scalar where a Python float belongs (np.float64 even passes isinstance(x, float), but it is "
+        "another type): convert with float(x) or x.item()."),
+    "other": (
+        "A value that is not a Python float where one belongs: each is a mean loss or a share of correct "
+        "predictions, a division that gives a float."),
+}
+
+# Where the first such entry is (and which lists hold entries of its kind).
+ENTRY_AT = "  {name}[{index}] is {value}"
+ENTRY_AT_ALSO = "  {name}[{index}] is {value}; entries of this kind are in {lists}"
+VALUE_IS = "  {name} is {value}"
+
+# What `kata train` calls each kind, in a list of them.
+ENTRY_HELD = {"device tensor": "device tensors", "grad tensor": "tensors that require grad",
+              "cpu tensor": "CPU tensors", "numpy scalar": "NumPy scalars", "other": "values that are not floats"}
+
+
+# --- NumPy (through matplotlib) refusing a tensor ----------------------------------
+
+NUMPY_LESSONS = {
+    "device": (
+        "NumPy can't read a tensor on the accelerator: the seed's crash. matplotlib (and np.asarray, and "
+        ".numpy()) turn values into NumPy arrays in host memory, and a device tensor is not there. Convert each "
+        "value to a Python float first with .item() or float(t) (both copy it to the host); .float() only "
+        "changes the dtype and keeps the device."),
+    "grad": (
+        "NumPy refuses a tensor that requires grad (\"Can't call numpy() on Tensor that requires grad\"): "
+        "matplotlib turns what it plots into NumPy arrays. Convert each value to a Python float first with "
+        ".item() or float(t) (or .detach() it)."),
+}
+
+
+# --- PyTorch's errors in the learner's code, explained ------------------------------
+
+# The specifics under each: where it happened, and PyTorch's own words (what a learner searches for).
+PYTORCH_ERROR_AT = "  {who} failed {where}\n  {error}"
+WHERE_IN_A_LIBRARY = "in a library call"
+
+MIXED_DEVICES = ("Tensors on two devices met in one operation: PyTorch computes only where all of an operation's "
+                 "tensors are. {advice}")
+# Which of the learner's names were where, in the line that failed (from its frame).
+MIXED_DEVICES_FRAME = "  in that line's function: {placed}"
+
+LOSS_GOT_INTEGER_LABELS = (
+    "nn.BCELoss() was given the labels as integers (CelebA's attributes are int64): it compares "
+    "probabilities with float targets, so pass the labels as floats, y.float() (as the book does)")
+
+LOSS_GOT_OTHER_SHAPES = (
+    "nn.BCELoss() was given predictions and labels of different shapes: the model's output is (N, 1) and the "
+    "labels are (N,), so predict with the first column of the output, which has shape (N,) for any N "
+    "(.squeeze() also drops N when a batch holds one image)")
+
+
+BACKWARD_WITHOUT_GRAPH = (
+    "loss.backward() was called on a loss that has no autograd graph: it was computed under torch.no_grad() (or "
+    "torch.inference_mode()), or from detached tensors. Backpropagate in training only, where the forward pass "
+    "runs with gradients; evaluation measures without them and never calls backward")
+
+
+# --- the label (data) ------------------------------------------------------------------
+
+LABEL_NOT_A_TENSOR = (
+    "the label must be the Smiling entry of the attribute tensor as it is, a 0-d tensor, as the book's "
+    "target transform gives it (the DataLoader would batch Python numbers too, but the kata holds you to the "
+    "book's label): index the tensor, don't convert it")
+
+LABEL_WRONG_DTYPE = (
+    "the label must keep the attribute tensor's dtype (int64, as CelebA gives it): the book indexes the tensor "
+    "and converts nothing here; the training loop makes floats of the labels where the loss needs them "
+    "(y.float())")
+
+
+# --- `kata train`: what the histories held, after a run or at the seed's crash ------------
+
+TRAIN_NOTE = "the histories held {held}, not Python floats:\n{lists}\n  {lesson}\n  `pytest {training}` checks it."
+# The extra line for CPU tensors: the simulated accelerator shows what they become on a GPU.
+TRAIN_NOTE_SIM = "  `kata train --target {target} --device sim` shows what the same code does on a GPU."
+
+TRAIN_CRASH = ("the seed's crash: plotting the history as the book does (ax.plot(x_arr, hist[2], '-o')) failed "
+               "with\n  {error}\nThese histories hold {held}:\n{lists}\n{floats}Why, and the fix: {lesson}\n"
+               "`pytest {training}` checks it.")
+TRAIN_CRASH_FLOAT = "({names} is a list of plain Python floats: it plots.)\n"
+TRAIN_CRASH_FLOATS = "({names} are plain Python floats: they plot.)\n"
+
+
+# --- the training loop (tests/test_training.py, tests/test_sync.py; kata.checks.loop) ----
+
+NO_TRAINING_BATCH = ("the model never ran on a training batch with gradients: every epoch runs it on each batch of "
+                     "the training loader, in training mode, then computes the loss and backpropagates it")
+NO_STEP = ("optimizer.step() is never called, so the weights never change: per batch, the loss is backpropagated "
+           "(loss.backward()) and then the optimizer steps\n  the loop ran {batches} training batches without a step")
+ANOTHER_MODEL = (
+    "the optimizer updates parameters that are not the model's: a copy of it (copy.deepcopy) or a model of your "
+    "own was trained, and the caller's model was left as it was. Train the object you were given: "
+    "Module.to moves it in place, so there is nothing to copy; build the optimizer over model.parameters() of "
+    "that model, after moving it")
+OPTIMIZER_CLASS = ("the optimizer is torch.optim.{found}; the book trains with torch.optim.Adam over the model's "
+                   "parameters, learning rate 0.001")
+LEARNING_RATE = "Adam's learning rate is {lr}; the book's is 0.001 (lr=0.001)"
+NEW_OPTIMIZER = ("the training made a new optimizer more than once, so Adam's running averages of the gradients "
+                 "start again from zero each time: make the optimizer once, before the epochs\n"
+                 "  the loop stepped {optimizers} different optimizers")
+LOSS_FUNCTION = (
+    "the loss is not nn.BCELoss() of the model's probabilities (the first column of its output) against the "
+    "labels as floats: another loss function, or the output changed before the loss (a second sigmoid, a loss "
+    "made for logits)")
+# What the loss is instead, when the check can tell (from one batch, or from the epoch's mean).
+LOSS_FUNCTION_BATCH = ("  for a training batch the loss backpropagated is {got}; nn.BCELoss() of the model's output "
+                       "gives {want}")
+LOSS_IS_FOR_LOGITS = (
+    "  {name} = {got:.6f} is what nn.BCEWithLogitsLoss() gives for these probabilities, the same as nn.BCELoss() "
+    "after a second sigmoid (the model ends with its own Sigmoid, so its output is already a probability); "
+    "nn.BCELoss() of the model's output gives {want:.6f}")
+LOSS_IS_MSE = "  {name} = {got:.6f} is nn.MSELoss() of the probabilities; nn.BCELoss() gives {want:.6f}"
+LOSS_IS_L1 = "  {name} = {got:.6f} is nn.L1Loss() of the probabilities; nn.BCELoss() gives {want:.6f}"
+LOSS_UNEXPLAINED = (
+    "the loss is not nn.BCELoss() of the model's probabilities averaged over the samples, and the check can't "
+    "tell why: the loss function, what it is given, or the averaging\n"
+    "  {name} = {got:.6f}; nn.BCELoss() of the model's probabilities, averaged over the {samples} samples, "
+    "is {want:.6f}")
+NEVER_ZEROED = (
+    "the gradients are never zeroed, so each batch's gradients add to all the earlier ones' (backward "
+    "accumulates into each parameter's .grad): per batch, backward, step, then optimizer.zero_grad()\n"
+    "  {batches} training batches, no zero_grad")
+GRADIENTS_PILE_UP = (
+    "the gradients of several batches add up before a step (backward accumulates into each parameter's .grad "
+    "until it is zeroed): zero them once per batch, after the step (or before the forward pass)")
+ZEROED_BEFORE_STEP = (
+    "the gradients are zeroed between loss.backward() and optimizer.step(), so the step finds none to apply and "
+    "the weights never change: per batch, backward, step, then zero_grad (or zero_grad first, before the forward "
+    "pass)")
+STEP_BEFORE_BACKWARD = (
+    "optimizer.step() runs before loss.backward() in a batch, so it applies no gradient (or an earlier "
+    "batch's): step applies the gradients backward computes, so per batch it comes after backward")
+BACKWARD_COUNT = ("loss.backward() runs once per training batch, on that batch's loss\n"
+                  "  it ran {backwards} times for {batches} training batches")
+STEP_COUNT = "optimizer.step() runs once per training batch\n  it ran {steps} times for {batches} training batches"
+TRAINING_DIFFERS = (
+    "the histories or the trained weights differ from the book's algorithm, and the loop's steps don't say why "
+    "(the check saw the book's order: forward, BCELoss, backward, Adam's step, zero_grad)\n"
+    "  yours: {got}\n  book:  {want}")
+
+GRAPH_KEPT = (
+    "a running sum keeps the autograd graph of every batch alive: a loss was added to it as it is, with its "
+    "graph, so the sum requires grad and holds on to each batch's graph, which nothing will use again (memory "
+    "grows with every batch). Add the loss without its graph, loss.detach() * n (still on the device: no sync)\n"
+    "  when {function} returned, `{name}` held the graphs of {graphs} batches")
+LOSS_NOT_A_MEAN_OVER_SAMPLES = (
+    "the loss of an epoch is the mean over samples: each batch's loss times its number of samples, summed, "
+    "divided by the number of samples (len(dl.dataset)), so a small last batch counts as little as it should")
+LOSS_IS_A_MEAN_OVER_BATCHES = ("  {name} = {got:.6f} is the mean over the {batches} batches; the mean over the "
+                               "{samples} samples is {want:.6f}")
+LOSS_DIVIDED_BY_BATCHES = ("  {name} = {got:.6f} is the sum over samples divided by the {batches} batches, not by the "
+                           "{samples} samples; the mean over samples is {want:.6f}")
+LOSS_NOT_WEIGHTED = ("  {name} = {got:.6f} adds up the batch losses without multiplying each by its batch size; the "
+                     "mean over samples is {want:.6f}")
+SUMS_CARRIED_OVER = ("  {name} = {got:.6f} counts the earlier epochs' batches too: the running sums start again at 0 "
+                     "every epoch; this epoch's value is {want:.6f}")
+ACCURACY_NOT_A_SHARE = (
+    "the accuracy of an epoch is the share of samples predicted right: the number of predictions "
+    "(probability >= 0.5) that match the label, over all its batches, divided by the number of samples "
+    "(len(dl.dataset))")
+ACCURACY_DIVIDED_BY_BATCHES = ("  {name} = {got:.6f} is the number right divided by the {batches} batches, not by "
+                               "the {samples} samples; the share is {want:.6f}")
+ACCURACY_MEAN_OF_SHARES = ("  {name} = {got:.6f} is the mean of the batches' shares; over all {samples} samples the "
+                           "share is {want:.6f}")
+ACCURACY_ALL_ONE = ("  {name} = {got:.6f} is the share of labels that are 1, as if every prediction were 1; the "
+                    "model's probabilities predict {correct} of the {samples} samples right, a share of {want:.6f}")
+ACCURACY_ALL_ZERO = ("  {name} = {got:.6f} is the share of labels that are 0, as if every prediction were 0; the "
+                     "model's probabilities predict {correct} of the {samples} samples right, a share of {want:.6f}")
+ACCURACY_UNEXPLAINED = (
+    "the accuracy is not the share of samples the model's probabilities predict right (probability >= 0.5 "
+    "matching the label), and the check can't tell why: the prediction, the comparison, the count or the "
+    "division\n  {name} = {got:.6f}; {correct} of the {samples} samples were predicted right, a share of {want:.6f}")
+ACCURACY_OUT_OF_RANGE = "  {name} = {got} with {samples} samples in batches of {batch}: a share is between 0 and 1"
+NO_VALIDATION = ("the validation entries come from the model run on valid_dl's batches after each epoch's training "
+                 "(evaluate(model, valid_dl, ...)); the model never ran on a batch of valid_dl")
+HISTORIES_DIFFER = (
+    "the trained weights are the book's, but the histories differ from what the book's loop records, and the "
+    "check can't tell why from the batches the model saw\n  yours: {got}\n  book:  {want}")
+ACCURACY_AT_ONE_HALF = (
+    "a probability of exactly 0.5 counts as a prediction of 1 (smiling): the book predicts `pred >= 0.5`. "
+    "pred.round() rounds 0.5 down to 0 (to the even number), and pred > 0.5 leaves it out\n"
+    "  with a model that says 0.5 for every image, {who} gave an accuracy of {got}; {share} is the share of labels "
+    "that are 1")
