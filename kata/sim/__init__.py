@@ -138,7 +138,8 @@ Differences from a real GPU (CUDA):
 """
 
 from ._backend import NAME, is_sim, support
-from ._device import SimTensor, active, install
+from ._device import SimTensor
+from ._install import active, install
 from ._syncs import Syncs, count_syncs
 
 __all__ = ["NAME", "SimTensor", "Syncs", "active", "count_syncs", "install", "is_sim", "support"]

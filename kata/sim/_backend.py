@@ -15,6 +15,7 @@ import types
 import torch
 
 from ._compat import backend_name, setup_python_backend, version_support
+from ._syncs import flush
 
 __all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "set_up", "support"]
 
@@ -61,16 +62,16 @@ class DeviceModule(types.ModuleType):
             raise ValueError(f"not a {NAME} device: {device!r}")
 
     def synchronize(self, device=None) -> None:
-        pass  # everything already ran, synchronously, on the CPU
+        flush()  # everything already ran on the CPU; the copies to the host in flight land
 
     def _is_in_bad_fork(self) -> bool:  # (the name PyTorch asks a backend module for)
         return False
 
     def manual_seed(self, seed) -> None:
-        pass  # the simulator uses the CPU's generator: torch.manual_seed seeds it
+        torch.default_generator.manual_seed(int(seed))  # the device draws from the CPU's generator
 
-    def manual_seed_all(self, seed) -> None:
-        pass
+    def manual_seed_all(self, seed) -> None:  # (what torch.manual_seed calls, after seeding the CPU)
+        torch.default_generator.manual_seed(int(seed))
 
 
 def support(version: str | None = None) -> tuple[bool, str]:

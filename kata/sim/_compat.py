@@ -41,10 +41,11 @@ import re
 
 import torch
 
-__all__ = ["DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR",
+__all__ = ["CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR", "DISABLED_TORCH_FUNCTION",
+           "EQUAL_ERROR", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR",
            "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "is_late_backend_error",
            "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
-           "tensor_repr", "version_support"]
+           "tensor_repr", "version_support", "written_arguments"]
 
 # major.minor: (status, what was checked and how the version differs). "verified": the
 # self-tests pass on it; any other version is refused unless KATA_SIM_UNTESTED=1.
@@ -71,6 +72,9 @@ INTERNALS: dict[str, str] = {
         "OpOverload._op_dk runs the Meta kernel of set_: a wrapper's sizes after an in-place op",
     "torch._C.DispatchKey": "(Meta, for the above)",
     "torch._tensor_str._str": "repr of a device tensor, reworded as a real device's tensor prints",
+    "torch.ops.aten.add_.Tensor._schema":
+        "OpOverload._schema: which arguments an op writes (an in-place op's self, an out= tensor), so that a "
+        "CPU tensor there is refused as CUDA refuses it",
 }
 # Not calls, but the words of a torch version, copied (errors as CUDA raises them)
 # or matched (autograd's assert when a backend comes after the first backward pass).
@@ -78,6 +82,17 @@ MIXING_ERROR = "Expected all tensors to be on the same device, but found at leas
 NUMPY_ERROR = ("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                "memory first.")
 INDEX_DEVICE_ERROR = "indices should be either on cpu or on the same device as the indexed tensor ({})"
+EQUAL_ERROR = "Cannot compare two tensors on different devices. Got: {} and {}"  # aten/src/ATen/native/cuda/Equal.cpp
+# aten/src/ATen/native/Convolution.cpp, check_input_same_type_as_parameters: a CPU input goes to the
+# MKLDNN backend's check, a device input to the plain one.
+CONV_MKLDNN_ERROR = ("Input type ({}) and weight type ({}) should be the same or input should be a MKLDNN tensor "
+                     "and weight is a dense tensor")
+CONV_ERROR = "Input type ({}) and weight type ({}) should be the same"
+CONV_BIAS_ERROR = "Input type ({}) and bias type ({}) should be the same"
+PIN_ERROR = "cannot pin '{}' only dense CPU tensors can be pinned"  # aten/src/ATen/native/Memory.cpp
+DEEPCOPY_ERROR = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                  "moment.  If you were attempting to deepcopy a module, this may be because of a "
+                  "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")  # _tensor.py
 _LATE_BACKEND_ASSERT = "device_ready_queues_"
 
 
@@ -188,6 +203,19 @@ def tensor_repr(tensor: torch.Tensor, tensor_contents=None, *, parameter: bool =
         text = "\n".join(["tensor(" + lines[0]] + [
             line[shift:] if line.startswith(" " * shift) else line for line in lines[1:]])
     return "Parameter containing:\n" + text if parameter else text
+
+
+def written_arguments(func) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The arguments `func` (an ATen OpOverload) writes into: positions, and names of keyword-only
+    ones (``out=``).  ``((0,), ())`` for an in-place op such as ``add_``; ``((), ())`` for most."""
+    positions, names = [], []
+    for i, argument in enumerate(func._schema.arguments):
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            if argument.kwarg_only:
+                names.append(argument.name)
+            else:
+                positions.append(i)
+    return tuple(positions), tuple(names)
 
 
 def is_late_backend_error(err: BaseException) -> bool:
