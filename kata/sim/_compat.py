@@ -16,9 +16,15 @@ Which versions (:data:`TORCH_VERSIONS`), and why those:
   (``tests/selftest/test_simulator.py``), the checks with their cuda-marked ones
   on the simulator, the known-wrong and correct-variant self-tests and
   ``kata train --device sim`` pass on each.  CI runs them on 2.14.1 and
-  2.13.0+cpu on every change; 2.11.0 and 2.12.1 were run by hand (their CUDA
-  builds, on a machine without a GPU) on 2026-11-30.  Every internal in
-  :data:`INTERNALS` is the same on all four.
+  2.13.0+cpu on every change, with the conformance table
+  (``tests/selftest/test_conformance.py``); 2.11.0 and 2.12.1 were run by hand
+  (their CUDA builds, on a machine without a GPU) on 2026-11-30, *before* issue
+  #18 added ``OpOverload._schema`` (below) and these public calls:
+  ``OpOverload.decompose``, a kernel for the ``AutogradPrivateUse1`` key,
+  ``torch.serialization.register_package``, ``torch.utils.swap_tensors``,
+  ``torch.get_device_module``.  Each predates 2.11, but the simulator has not run on
+  2.11 or 2.12 since: ``kata doctor`` on a machine with one of them runs the table
+  and the checks there.
 - Anything else is refused, with one line that says which versions run: before
   2.11 the Python-backend hooks don't exist (``torch._C._acc``), and a later
   torch is unknown.  ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
@@ -52,8 +58,10 @@ __all__ = ["CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR
 TORCH_VERSIONS: dict[str, tuple[str, str]] = {
     "2.14": ("verified", "2.14.1+cu130 (on a CPU), in CI; every internal in INTERNALS"),
     "2.13": ("verified", "2.13.0+cpu, in CI; the same internals as 2.14, nothing differs"),
-    "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
-    "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
+    "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
+                         "internals"),
+    "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
+                         "internals"),
 }
 VERIFIED = tuple(sorted((v for v, (status, _) in TORCH_VERSIONS.items() if status == "verified"),
                         key=lambda v: tuple(map(int, v.split(".")))))
