@@ -204,4 +204,5 @@ def _print_table(kind: str, table: dict, rows) -> None:
         if outcome["status"] != "holds":
             row = by_id[outcome["id"]]
             why = row.simulator["why"] if outcome["status"] == "refused" and row.simulator else f"CUDA: {row.cuda}"
-            print(f"    {outcome['status']}: {outcome['id']}: {outcome['got'][:160]}\n      ({why[:200]})")
+            got = outcome["got"] if len(outcome["got"]) <= 150 else outcome["got"][:147] + "..."
+            print(f"    {outcome['status']}: {outcome['id']}: {got}\n      ({why})")

@@ -17,7 +17,8 @@ import torch
 from ._compat import backend_name, setup_python_backend, version_support
 from ._syncs import flush
 
-__all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "set_up", "support"]
+__all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "reported_available", "set_up",
+           "support"]
 
 NAME = "simgpu"
 # The one device.  A PrivateUse1 device: it prints as simgpu:0 once set_up() renamed the backend.
@@ -46,7 +47,7 @@ class DeviceModule(types.ModuleType):
     """``torch.simgpu``: what PyTorch asks a PrivateUse1 backend's module."""
 
     def is_available(self) -> bool:
-        return _available_depth > 0
+        return reported_available()
 
     def is_initialized(self) -> bool:
         return True
@@ -106,6 +107,11 @@ def set_up() -> None:
             raise RuntimeError(f"kata.sim can't install: {why}")
         setup_python_backend(NAME, DeviceModule(f"torch.{NAME}"))
         _set_up = True
+
+
+def reported_available() -> bool:
+    """Whether the device reports itself available now: inside :func:`available` (kata.sim.active())."""
+    return _available_depth > 0
 
 
 @contextlib.contextmanager

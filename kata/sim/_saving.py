@@ -17,7 +17,9 @@ machine wrote:
 - on a machine with CUDA, it loads onto ``cuda:0``;
 - in a process with the simulator installed and no CUDA, ``torch.load(f)`` and
   ``map_location`` of ``simgpu`` (or ``cuda``, for which the simulator stands in)
-  load onto ``simgpu:0``, as CUDA loads onto ``cuda:0``.
+  load onto ``simgpu:0``, as CUDA loads onto ``cuda:0``.  Where real CUDA is there
+  too, CUDA's checkpoints load onto CUDA, except inside ``kata.sim.active()``, where
+  the simulator is the accelerator.
 
 Both go through PyTorch's public hook for devices,
 ``torch.serialization.register_package`` (:func:`register`): a tagger that
@@ -32,7 +34,7 @@ import re
 
 import torch
 
-from ._backend import DEVICE, NAME
+from ._backend import DEVICE, NAME, reported_available
 
 __all__ = ["SAVED_AS", "DeviceStorage", "deserialize", "pickled", "register", "tag"]
 
@@ -70,8 +72,11 @@ def tag(storage) -> str | None:
 
 def deserialize(storage, location: str):
     """``torch.load``'s restore for `location` (a checkpoint's tag, or map_location's device):
-    onto the device for ``simgpu``, ``simgpu:0``, and (with no CUDA here) ``cuda``, ``cuda:0``."""
-    if not _SIMULATED.match(location) or (location.startswith("cuda") and torch.cuda.is_available()):
+    onto the device for ``simgpu``, ``simgpu:0``, and ``cuda``, ``cuda:0`` when there is no CUDA here
+    (or inside kata.sim.active())."""
+    if not _SIMULATED.match(location):
+        return None
+    if location.startswith("cuda") and torch.cuda.is_available() and not reported_available():
         return None
     if type(storage) is torch.UntypedStorage:
         storage.__class__ = DeviceStorage

@@ -346,6 +346,18 @@ def test_sync_counters_nest_reset_and_ignore_cpu_tensors(dev):
     assert outer.total == 0
 
 
+def test_with_real_cuda_there_cudas_checkpoints_go_to_cuda_except_inside_active(dev, monkeypatch):
+    from kata.sim import _saving
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    fresh = torch.ones(2).untyped_storage
+    assert _saving.deserialize(fresh(), "cuda:0") is None  # PyTorch's own CUDA deserializer takes it
+    assert _saving.deserialize(fresh(), "simgpu:0").device == dev
+    with sim.active():
+        assert _saving.deserialize(fresh(), "cuda:0").device == dev
+    assert _saving.deserialize(fresh(), "cpu") is None and _saving.deserialize(fresh(), "simgpu:1") is None
+
+
 # --------------------------------------------------------------------------- the book's loop
 
 def book_steps(build_model, device, steps=2, batch=8):
