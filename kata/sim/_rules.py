@@ -10,6 +10,8 @@ compute.
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from ._backend import NAME
@@ -73,9 +75,6 @@ SCALAR_TENSOR = _aten.scalar_tensor.default
 _FROM_NUMBER = "_kata_from_number"
 DEFER = "defer"  # sync_kind()'s answer for a non_blocking copy to the host: not a sync, data arrives later
 
-_WRITTEN: dict = {}
-
-
 def on_device(x) -> bool:
     return isinstance(x, torch.Tensor) and x.device.type == NAME
 
@@ -85,12 +84,10 @@ def from_number(tensor) -> None:
     setattr(tensor, _FROM_NUMBER, True)
 
 
+@functools.cache
 def written(func) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """The arguments `func` writes into (cached): see :func:`kata.sim._compat.written_arguments`."""
-    found = _WRITTEN.get(func)
-    if found is None:
-        found = _WRITTEN[func] = written_arguments(func)
-    return found
+    return written_arguments(func)
 
 
 def shallow_copy_compatible(tensor, other) -> bool:

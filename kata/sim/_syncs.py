@@ -65,28 +65,35 @@ def _caller() -> str:
     return "?"
 
 
-_pending: list[tuple[torch.Tensor, torch.Tensor]] = []  # (destination on the host, the data on its way)
+class _InFlight:
+    """The copies to the host queued and not yet landed: (destination on the host, the data on its way)."""
+
+    def __init__(self):
+        self.copies: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+
+_in_flight = _InFlight()
 
 
 def defer(destination: torch.Tensor, data: torch.Tensor) -> None:
     """A copy to the host in flight: `destination` reads as not yet arrived until :func:`flush`."""
     with torch.no_grad():
         destination.fill_(float("nan") if destination.is_floating_point() or destination.is_complex() else 0)
-    _pending.append((destination, data))
+    _in_flight.copies.append((destination, data))
 
 
 def flush() -> None:
     """The host and the device in step: every copy in flight lands."""
     with torch.no_grad():
-        while _pending:
-            destination, data = _pending.pop(0)
+        while _in_flight.copies:
+            destination, data = _in_flight.copies.pop(0)
             destination.copy_(data)
 
 
 def record(kind: str) -> None:
     """A sync of `kind`: the copies in flight land, and it is counted in every open
     :func:`count_syncs` block."""
-    if _pending:
+    if _in_flight.copies:
         flush()
     if _quiet or not _counters:
         return
