@@ -192,11 +192,15 @@ class _Elsewhere:
 def _namespace(dev, tmp: Path, elsewhere: _Elsewhere) -> dict:
     import numpy as np
     import torch
-    from matplotlib.figure import Figure
     from torch import nn
     from torch.nn import functional as F
     from torch.utils.data import DataLoader, TensorDataset
 
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        def Figure(*args, **kwargs):  # stands in for the class
+            raise NotRunnable("matplotlib is not installed")
     module = torch.get_device_module(dev)
     return {"torch": torch, "nn": nn, "F": F, "np": np, "io": io, "copy": copy, "Figure": Figure,
             "DataLoader": DataLoader, "TensorDataset": TensorDataset, "dev": dev, "tmp": tmp,
