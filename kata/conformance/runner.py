@@ -163,20 +163,25 @@ class _Elsewhere:
     or the exception it raised, raised here.  One interpreter, started on first use, serves a run."""
 
     def __init__(self, dev):
-        self.dev, self.proc = dev, None
+        self.dev, self.proc, self.errors = dev, None, None
 
     def __call__(self, path, map_location=None):
         if self.dev.type == "mps":
             raise NotRunnable("MPS can't be hidden from a fresh process")
         if self.proc is None:
             env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
+            self.errors = tempfile.TemporaryFile(mode="w+")  # (a pipe nobody reads could fill and block it)
             self.proc = subprocess.Popen([sys.executable, "-c", _ELSEWHERE], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-        self.proc.stdin.write(json.dumps([str(path), None if map_location is None else str(map_location)]) + "\n")
-        self.proc.stdin.flush()
-        line = self.proc.stdout.readline()
+                                         stdout=subprocess.PIPE, stderr=self.errors, text=True, env=env)
+        try:
+            self.proc.stdin.write(json.dumps([str(path), None if map_location is None else str(map_location)]) + "\n")
+            self.proc.stdin.flush()
+            line = self.proc.stdout.readline()
+        except BrokenPipeError:
+            line = ""
         if not line:
-            raise NotRunnable(f"the fresh process ended (exit {self.proc.wait()}): {self.proc.stderr.read()[-300:]}")
+            self.errors.seek(0)
+            raise NotRunnable(f"the fresh process ended (exit {self.proc.wait()}): {self.errors.read()[-300:]}")
         answer = json.loads(line)
         if "error" in answer:
             raise getattr(builtins, answer["error"], RuntimeError)(answer["message"])
@@ -186,6 +191,7 @@ class _Elsewhere:
         if self.proc is not None:
             self.proc.stdin.close()
             self.proc.wait(timeout=60)
+            self.errors.close()
             self.proc = None
 
 

@@ -116,6 +116,10 @@ class SimTensor(torch.Tensor):
     def data_ptr(self) -> int:  # the address of the memory behind it: distinct per storage, never 0
         return self._cpu.data_ptr()
 
+    def __copy__(self):  # copy.copy: a new tensor over the same memory, as Tensor's reduction rebuilds it
+        new = SimTensor(self._cpu.detach())
+        return new.requires_grad_(self.requires_grad)
+
     def __deepcopy__(self, memo):
         if id(self) in memo:
             return memo[id(self)]

@@ -479,6 +479,8 @@ def test_data_ptr_and_deepcopy_treat_device_memory_as_memory(dev):
     assert c.data_ptr() != w.data_ptr()
     with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
         copy.deepcopy(w * 2)
+    alias = copy.copy(t)  # as a CUDA tensor's reduction rebuilds it: a new tensor over the same memory
+    assert type(alias) is sim.SimTensor and alias is not t and alias.data_ptr() == t.data_ptr()
 
 
 def test_pinning_and_formatting_refuse_as_cuda_does(dev):
