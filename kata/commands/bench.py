@@ -37,14 +37,15 @@ def add_parser(sub):
     return p
 
 
-def run_benchmarks(target: str, out: Path) -> tuple[dict, list[tuple[str, str]]]:
-    """Run the benchmarks; return pytest-benchmark's JSON and (how many, why) for rows not run."""
+def run_benchmarks(target: str, out: Path, keyword: str | None = None) -> tuple[dict, list[tuple[str, str]]]:
+    """Run the benchmarks (those pytest's ``-k keyword`` selects, if given); return pytest-benchmark's
+    JSON and (how many, why) for rows not run."""
     out.mkdir(parents=True, exist_ok=True)
     report = out / "bench.json"
     path = target_path(target)
     command = [sys.executable, "-m", "pytest", "--target", str(path), str(locate().checks / "benchmarks"),
                "--benchmark-only", f"--benchmark-json={report}", "-p", "no:cacheprovider", "-q", "-rs",
-               "--benchmark-columns=median,rounds", "--no-header"]
+               "--benchmark-columns=median,rounds", "--no-header"] + (["-k", keyword] if keyword else [])
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     proc = subprocess.run(command, capture_output=True, text=True, env=env)
     skipped = []

@@ -32,7 +32,8 @@ Usage::
         loss = loss_fn(model(x.to(dev))[:, 0], y.to(dev).float()); loss.item()
     assert syncs.by_kind == {"item": 1}
 
-What behaves as on a real GPU (CUDA):
+What behaves as on a real GPU (CUDA) -- the conformance table, ``kata/conformance/table.toml``,
+holds the simulator to each of these, with where CUDA's behaviour is written down:
 
 - ``t.device`` is ``simgpu:0``; ``x.to(dev)`` copies to it; ``t.to(dev)`` of a tensor
   already there returns ``t`` itself; ``.float()`` and other dtype casts keep the
@@ -41,31 +42,51 @@ What behaves as on a real GPU (CUDA):
   ``torch.arange(..., device=dev)``, ``torch.randn(..., device=dev)`` and the
   ``*_like`` factories make device tensors; ``torch.tensor([...])`` with no device
   is a CPU tensor.  ``t.simgpu()``, ``t.is_simgpu`` and ``model.simgpu()`` work like ``.cuda()``.
-- ``Module.to(dev)`` moves the parameters in place (the same ``Parameter``
-  objects, now of class :class:`SimTensor`; ``isinstance(p, nn.Parameter)`` stays
-  True); autograd, ``BCELoss``, ``torch.optim.Adam``, ``torch.no_grad()``,
+  ``t.data_ptr()`` is the address of the memory behind it (distinct per storage).
+- ``Module.to(dev)`` and ``Module.to("cpu")`` move the parameters in place: the same
+  ``Parameter`` objects, so an optimizer made before the moves keeps training the
+  model (on the device they are of class :class:`SimTensor`, and
+  ``isinstance(p, nn.Parameter)`` stays True); ``x.data = cpu_tensor`` makes x a CPU
+  tensor; autograd, ``BCELoss``, ``torch.optim.Adam``, ``torch.no_grad()``,
   ``state_dict()``, ``load_state_dict()`` and ``copy.deepcopy(model)`` work.
 - Mixing devices raises ``RuntimeError: Expected all tensors to be on the same
-  device, but found at least two devices, simgpu:0 and cpu!``.  A 0-d CPU tensor
-  passed directly as an operand is a scalar, as on CUDA (``sim_t + torch.tensor(2.)``
-  works); copies (``copy_``, ``.to``) and CPU index tensors may cross devices.
+  device, but found at least two devices, simgpu:0 and cpu!``, or the op's own
+  words where CUDA has them (a convolution's "Input type (torch.FloatTensor) and
+  weight type (torch.simgpu.FloatTensor) should be the same ...", ``torch.equal``'s
+  "Cannot compare two tensors on different devices").  A 0-d CPU tensor is a
+  scalar as an *input* (``sim_t + torch.tensor(2.)`` works), never as the *output*
+  (``s += sim_t`` with ``s = torch.tensor(0.)`` raises, as on CUDA); copies
+  (``copy_``, ``.to``) and CPU index tensors may cross devices.
 - ``t.numpy()``, ``np.asarray(t)``, ``np.array([t0, t1])`` and matplotlib's
   ``ax.plot([t0, t1])`` raise ``TypeError: can't convert simgpu:0 device type
   tensor to numpy. Use Tensor.cpu() to copy the tensor to host memory first.``
   (PyTorch's own check); ``float(t)``, ``int(t)``, ``bool(t)``, ``t.item()``,
   ``t.tolist()`` and ``print(t)`` work and return host values, as on CUDA.
+- ``torch.save`` writes device tensors as CUDA tensors (location ``cuda:0``):
+  ``torch.load(f, map_location="cpu")`` works with the default ``weights_only=True``;
+  a process with no accelerator (no CUDA, the simulator not installed) meets
+  PyTorch's own "Attempting to deserialize object on a CUDA device but
+  torch.cuda.is_available() is False ..."; with the simulator installed,
+  ``torch.load(f)`` and ``map_location=dev`` load onto simgpu (:mod:`kata.sim._saving`).
 
-Synchronisations counted, by kind (in a :func:`count_syncs` block):
+Synchronisations counted, by kind (in a :func:`count_syncs` block), as CUDA's
+``torch.cuda.set_sync_debug_mode`` reports them:
 ``"item"`` (``t.item()``, and ``.item()`` inside library code such as
 ``torch.allclose``), ``"float"`` / ``"int"`` / ``"bool"`` (``float(t)``,
 ``int(t)``/``operator.index(t)``, ``bool(t)`` and ``if t:``), ``"cpu"``
 (``t.cpu()``, ``t.to("cpu")``, ``cpu_t.copy_(t)``, ``numpy(force=True)``),
-``"tolist"``, ``"numpy"`` (every attempt, failing or not: ``t.numpy()``,
-``np.asarray(t)``), ``"repr"`` (``repr``/``str``/``print``/``format`` of a device
-tensor), and ops whose result size or value the host must read:
-``"equal"`` (``torch.equal``), ``"nonzero"``, ``"masked_select"``, ``"unique"``,
-``"index"`` (indexing with a boolean mask).  One Python-level call counts once.
-Host-to-device copies are not syncs.
+``"to_device"`` (a blocking copy from the host: ``x.to(dev)``,
+``torch.tensor(..., device=dev)``, ``dev_t.copy_(x)``, indexing with CPU integer
+indices; CUDA synchronizes the stream after each), ``"tolist"``, ``"numpy"`` (every
+attempt, failing or not: ``t.numpy()``, ``np.asarray(t)``), ``"repr"``
+(``repr``/``str``/``print``/``format`` of a device tensor), and ops whose result
+size or value the host must read: ``"equal"`` (``torch.equal``), ``"nonzero"``,
+``"masked_select"``, ``"unique"``, ``"repeat_interleave"``, ``"index"`` (indexing
+with a boolean mask on the device; a CPU mask, and ``t[mask] = 1.0``, are none).
+One Python-level call counts once (CUDA may count a ``print`` several times).
+Copies with ``non_blocking=True`` are not syncs, either way; one to the host
+arrives at the next sync (until then its destination reads NaN, or 0), as a CUDA
+copy lands when the stream gets there.
 
 How it works: PyTorch's PrivateUse1 backend is renamed ``simgpu`` and made a
 Python backend by torch's own helper for that (in ``torch.utils.backend_registration``).
@@ -104,41 +125,46 @@ new device after that; install() then raises RuntimeError).  From then on:
 - On a machine with a real GPU this does change what goes through
   ``torch.accelerator``: ``is_available()`` is False outside :func:`active`,
   ``DataLoader(pin_memory=True)`` stops pinning (with PyTorch's warning), and
-  ``t.pin_memory()`` without a device raises.  Use the simulator in processes that
-  don't rely on ``torch.accelerator`` or pinned memory for the real GPU.
-- Pinned memory is not simulated: inside :func:`active`, ``DataLoader(...,
-  pin_memory=True)`` raises NotImplementedError; outside it, it pins nothing.
+  ``t.pin_memory()`` without a device raises; ``torch.load`` of a CUDA checkpoint
+  still loads onto CUDA.  Use the simulator in processes that don't rely on
+  ``torch.accelerator`` or pinned memory for the real GPU (``kata doctor`` runs
+  each device in a process of its own).
+- Pinned memory is not simulated: inside :func:`active`, ``t.pin_memory()`` and
+  ``DataLoader(..., pin_memory=True)`` raise PyTorch's own NotImplementedError (no
+  page-locked memory without a CUDA driver); outside it, the DataLoader pins nothing.
+  ``t.pin_memory()`` of a device tensor raises CUDA's "cannot pin ... only dense CPU
+  tensors can be pinned".
 
 Differences from a real GPU (CUDA):
 
 - It computes synchronously on the CPU with the CPU's kernels and the CPU's random
-  generator (``torch.manual_seed`` seeds it; the same seed gives the same numbers
-  on simgpu as on the CPU), in the CPU's precision; there are no streams, and
-  ``non_blocking=True`` copies are plain copies; ``torch.simgpu.synchronize()``
-  does nothing.  Only one device, ``simgpu:0``.  ``t.data_ptr()`` is 0.
+  generator (``torch.manual_seed`` and ``torch.simgpu.manual_seed`` seed it; the same
+  seed gives the same numbers on simgpu as on the CPU), in the CPU's precision; there
+  are no streams or events (``torch.simgpu.synchronize()`` lands the copies in flight;
+  ``torch.accelerator.synchronize()`` refuses), and only one device, ``simgpu:0``.  The
+  destination of a ``non_blocking`` copy to the host is not pinned memory.
+  ``t.untyped_storage()`` of a device tensor has no data pointer.
 - ``F.dropout`` in training becomes ``native_dropout``, as on CUDA, but is computed
   as the CPU computes ``F.dropout``; ``torch.optim`` takes its single-tensor code
   path, as on the CPU, not CUDA's ``foreach`` one (it takes that only for plain
   ``Tensor``/``Parameter`` classes).  So a simgpu run gives a CPU run's numbers.
-- The device-mixing message is always the TensorIterator one, with the simgpu
-  device first.  Real CUDA words some ops differently: a convolution fed a CPU
-  input says "Input type (torch.FloatTensor) and weight type
-  (torch.cuda.FloatTensor) should be the same ...", ``addmm`` names the argument
-  ("... (when checking argument for argument mat1 in method wrapper_CUDA_addmm)"),
-  and an elementwise op names the devices in operand order.  All are RuntimeErrors.
+- The device-mixing message is the TensorIterator one (with the simgpu device
+  first) except for the ops above; real CUDA adds, for some ops, the argument it
+  checked ("... (when checking argument for argument mat1 in method
+  wrapper_CUDA_addmm)").  All are RuntimeErrors.
 - A model moved to simgpu has parameters of class :class:`SimTensor` (with
-  ``isinstance(p, nn.Parameter)`` True), not of class ``Parameter``; moving it
-  back with ``model.to("cpu")`` makes new ``Parameter`` objects (CUDA keeps the
-  same ones), so make the optimizer after the last move.
-- ``torch.save``/pickle of device tensors works, but ``torch.load`` needs
-  ``weights_only=False`` (the loader must import :mod:`kata.sim`) and loads them
-  back on simgpu whatever ``map_location`` says: save ``.cpu()`` copies instead.  Not simulated:
-  pinned memory, streams and events, sharing tensors between processes,
+  ``isinstance(p, nn.Parameter)`` True), not of class ``Parameter``.  A CPU tensor
+  object can't become a device tensor: ``cpu_x.data = dev_y`` raises PyTorch's
+  "incompatible tensor type" (CUDA allows it), and ``Module.to(dev)`` of a CPU model
+  *inside* ``torch.inference_mode()`` makes new Parameter objects (outside it, and
+  ``to("cpu")`` anywhere, keeps them).
+- Not simulated: streams and events, sharing tensors between processes,
   ``torch.compile``, sparse and quantized tensors, more than one device.
 """
 
 from ._backend import NAME, is_sim, support
-from ._device import SimTensor, active, install
+from ._device import SimTensor
+from ._install import active, install
 from ._syncs import Syncs, count_syncs
 
 __all__ = ["NAME", "SimTensor", "Syncs", "active", "count_syncs", "install", "is_sim", "support"]

@@ -15,8 +15,10 @@ import types
 import torch
 
 from ._compat import backend_name, setup_python_backend, version_support
+from ._syncs import flush
 
-__all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "set_up", "support"]
+__all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "reported_available", "set_up",
+           "support"]
 
 NAME = "simgpu"
 # The one device.  A PrivateUse1 device: it prints as simgpu:0 once set_up() renamed the backend.
@@ -45,7 +47,7 @@ class DeviceModule(types.ModuleType):
     """``torch.simgpu``: what PyTorch asks a PrivateUse1 backend's module."""
 
     def is_available(self) -> bool:
-        return _available_depth > 0
+        return reported_available()
 
     def is_initialized(self) -> bool:
         return True
@@ -61,16 +63,16 @@ class DeviceModule(types.ModuleType):
             raise ValueError(f"not a {NAME} device: {device!r}")
 
     def synchronize(self, device=None) -> None:
-        pass  # everything already ran, synchronously, on the CPU
+        flush()  # everything already ran on the CPU; the copies to the host in flight land
 
     def _is_in_bad_fork(self) -> bool:  # (the name PyTorch asks a backend module for)
         return False
 
     def manual_seed(self, seed) -> None:
-        pass  # the simulator uses the CPU's generator: torch.manual_seed seeds it
+        torch.default_generator.manual_seed(int(seed))  # the device draws from the CPU's generator
 
-    def manual_seed_all(self, seed) -> None:
-        pass
+    def manual_seed_all(self, seed) -> None:  # (what torch.manual_seed calls, after seeding the CPU)
+        torch.default_generator.manual_seed(int(seed))
 
 
 def support(version: str | None = None) -> tuple[bool, str]:
@@ -105,6 +107,11 @@ def set_up() -> None:
             raise RuntimeError(f"kata.sim can't install: {why}")
         setup_python_backend(NAME, DeviceModule(f"torch.{NAME}"))
         _set_up = True
+
+
+def reported_available() -> bool:
+    """Whether the device reports itself available now: inside :func:`available` (kata.sim.active())."""
+    return _available_depth > 0
 
 
 @contextlib.contextmanager

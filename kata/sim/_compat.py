@@ -16,9 +16,15 @@ Which versions (:data:`TORCH_VERSIONS`), and why those:
   (``tests/selftest/test_simulator.py``), the checks with their cuda-marked ones
   on the simulator, the known-wrong and correct-variant self-tests and
   ``kata train --device sim`` pass on each.  CI runs them on 2.14.1 and
-  2.13.0+cpu on every change; 2.11.0 and 2.12.1 were run by hand (their CUDA
-  builds, on a machine without a GPU) on 2026-11-30.  Every internal in
-  :data:`INTERNALS` is the same on all four.
+  2.13.0+cpu on every change, with the conformance table
+  (``tests/selftest/test_conformance.py``); 2.11.0 and 2.12.1 were run by hand
+  (their CUDA builds, on a machine without a GPU) on 2026-11-30, *before* issue
+  #18 added ``OpOverload._schema`` (below) and these public calls:
+  ``OpOverload.decompose``, a kernel for the ``AutogradPrivateUse1`` key,
+  ``torch.serialization.register_package``, ``torch.utils.swap_tensors``,
+  ``torch.get_device_module``.  Each predates 2.11, but the simulator has not run on
+  2.11 or 2.12 since: ``kata doctor`` on a machine with one of them runs the table
+  and the checks there.
 - Anything else is refused, with one line that says which versions run: before
   2.11 the Python-backend hooks don't exist (``torch._C._acc``), and a later
   torch is unknown.  ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
@@ -41,18 +47,21 @@ import re
 
 import torch
 
-__all__ = ["DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR",
+__all__ = ["CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR", "DISABLED_TORCH_FUNCTION",
+           "EQUAL_ERROR", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR",
            "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "is_late_backend_error",
            "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
-           "tensor_repr", "version_support"]
+           "tensor_repr", "version_support", "written_arguments"]
 
 # major.minor: (status, what was checked and how the version differs). "verified": the
 # self-tests pass on it; any other version is refused unless KATA_SIM_UNTESTED=1.
 TORCH_VERSIONS: dict[str, tuple[str, str]] = {
     "2.14": ("verified", "2.14.1+cu130 (on a CPU), in CI; every internal in INTERNALS"),
     "2.13": ("verified", "2.13.0+cpu, in CI; the same internals as 2.14, nothing differs"),
-    "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
-    "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30; the same internals"),
+    "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
+                         "internals"),
+    "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
+                         "internals"),
 }
 VERIFIED = tuple(sorted((v for v, (status, _) in TORCH_VERSIONS.items() if status == "verified"),
                         key=lambda v: tuple(map(int, v.split(".")))))
@@ -71,6 +80,9 @@ INTERNALS: dict[str, str] = {
         "OpOverload._op_dk runs the Meta kernel of set_: a wrapper's sizes after an in-place op",
     "torch._C.DispatchKey": "(Meta, for the above)",
     "torch._tensor_str._str": "repr of a device tensor, reworded as a real device's tensor prints",
+    "torch.ops.aten.add_.Tensor._schema":
+        "OpOverload._schema: which arguments an op writes (an in-place op's self, an out= tensor), so that a "
+        "CPU tensor there is refused as CUDA refuses it",
 }
 # Not calls, but the words of a torch version, copied (errors as CUDA raises them)
 # or matched (autograd's assert when a backend comes after the first backward pass).
@@ -78,6 +90,17 @@ MIXING_ERROR = "Expected all tensors to be on the same device, but found at leas
 NUMPY_ERROR = ("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                "memory first.")
 INDEX_DEVICE_ERROR = "indices should be either on cpu or on the same device as the indexed tensor ({})"
+EQUAL_ERROR = "Cannot compare two tensors on different devices. Got: {} and {}"  # aten/src/ATen/native/cuda/Equal.cpp
+# aten/src/ATen/native/Convolution.cpp, check_input_same_type_as_parameters: a CPU input goes to the
+# MKLDNN backend's check, a device input to the plain one.
+CONV_MKLDNN_ERROR = ("Input type ({}) and weight type ({}) should be the same or input should be a MKLDNN tensor "
+                     "and weight is a dense tensor")
+CONV_ERROR = "Input type ({}) and weight type ({}) should be the same"
+CONV_BIAS_ERROR = "Input type ({}) and bias type ({}) should be the same"
+PIN_ERROR = "cannot pin '{}' only dense CPU tensors can be pinned"  # aten/src/ATen/native/Memory.cpp
+DEEPCOPY_ERROR = ("Only Tensors created explicitly by the user (graph leaves) support the deepcopy protocol at the "
+                  "moment.  If you were attempting to deepcopy a module, this may be because of a "
+                  "torch.nn.utils.weight_norm usage, see https://github.com/pytorch/pytorch/pull/103001")  # _tensor.py
 _LATE_BACKEND_ASSERT = "device_ready_queues_"
 
 
@@ -188,6 +211,19 @@ def tensor_repr(tensor: torch.Tensor, tensor_contents=None, *, parameter: bool =
         text = "\n".join(["tensor(" + lines[0]] + [
             line[shift:] if line.startswith(" " * shift) else line for line in lines[1:]])
     return "Parameter containing:\n" + text if parameter else text
+
+
+def written_arguments(func) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """The arguments `func` (an ATen OpOverload) writes into: positions, and names of keyword-only
+    ones (``out=``).  ``((0,), ())`` for an in-place op such as ``add_``; ``((), ())`` for most."""
+    positions, names = [], []
+    for i, argument in enumerate(func._schema.arguments):
+        if argument.alias_info is not None and argument.alias_info.is_write:
+            if argument.kwarg_only:
+                names.append(argument.name)
+            else:
+                positions.append(i)
+    return tuple(positions), tuple(names)
 
 
 def is_late_backend_error(err: BaseException) -> bool:

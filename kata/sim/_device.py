@@ -1,6 +1,6 @@
-"""The device's tensors and how ops run on them: :class:`SimTensor`, its
-``__torch_dispatch__`` (:func:`run`), the PrivateUse1 kernels, and
-:func:`install` / :func:`active`.
+"""The device's tensors and how ops run on them: :class:`SimTensor` and its
+``__torch_dispatch__`` (:func:`run`).  CUDA's rules for particular ops are
+:mod:`kata.sim._rules`'; opting in is :mod:`kata.sim._install`'s.
 
 This is the hot path: every op on a device tensor runs :func:`run` once, so it
 stays plain Python with no per-op lookups beyond a few set memberships.
@@ -8,27 +8,40 @@ stays plain Python with no per-op lookups beyond a few set memberships.
 
 from __future__ import annotations
 
-import atexit
-import contextlib
-import threading
-import time
+import copy
 
 import torch
 
-from ._backend import DEVICE, NAME, available, check_device, set_up
+from ._backend import DEVICE, NAME, check_device
 from ._compat import (
+    DEEPCOPY_ERROR,
     DISABLED_TORCH_FUNCTION,
-    INDEX_DEVICE_ERROR,
     MIXING_ERROR,
     NUMPY_ERROR,
-    is_late_backend_error,
     make_wrapper_subclass,
     set_metadata,
     tensor_repr,
 )
-from ._syncs import counted, record
+from ._rules import (
+    ANY_DEVICE,
+    ASKED,
+    CHECKED,
+    COPY_FROM,
+    DECOMPOSED,
+    DEFER,
+    INDEX_OPS,
+    SCALAR_TENSOR,
+    WATCHED,
+    answer,
+    from_number,
+    refusal,
+    sync_kind,
+    written,
+)
+from ._saving import pickled
+from ._syncs import counted, defer, record
 
-__all__ = ["SimTensor", "active", "install", "restore", "run"]
+__all__ = ["SimTensor", "run"]
 
 _aten = torch.ops.aten
 _CPU = torch.device("cpu")
@@ -84,17 +97,44 @@ class SimTensor(torch.Tensor):
 
     # `x.data = y` replaces what x holds, keeping the object (Module.to, hand-written
     # updates).  PyTorch copies the tensor's metadata; the data behind it is ours to move.
+    # With y on the CPU, x becomes a CPU tensor, as a CUDA tensor does (Module.to("cpu")).
     @property
     def data(self):
         return _TENSOR_DATA.__get__(self)
 
     @data.setter
     def data(self, new):
-        if not isinstance(new, SimTensor):
+        if isinstance(new, SimTensor):
+            _TENSOR_DATA.__set__(self, new)
+            self._cpu = new._cpu
+        elif isinstance(new, torch.Tensor) and new.device.type == "cpu" and new.layout is torch.strided:
+            _become_host_tensor(self, new)
+        else:
             raise RuntimeError(f"{NAME}: `x.data = y` with x on {DEVICE} and y on {new.device} is not "
                                f"simulated: move y first (y.to(x.device)), or assign x = y")
-        _TENSOR_DATA.__set__(self, new)
-        self._cpu = new._cpu
+
+    def data_ptr(self) -> int:  # the address of the memory behind it: distinct per storage, never 0
+        return self._cpu.data_ptr()
+
+    def __copy__(self):  # copy.copy: a new tensor over the same memory, as Tensor's reduction rebuilds it
+        new = SimTensor(self._cpu.detach())
+        return new.requires_grad_(self.requires_grad)
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        if not self.is_leaf:
+            raise RuntimeError(DEEPCOPY_ERROR)
+        with torch.no_grad():
+            new = SimTensor(self._cpu.clone())
+        new.requires_grad_(self.requires_grad)
+        memo[id(self)] = new
+        if self.grad is not None:
+            new.grad = copy.deepcopy(self.grad, memo)
+        for key, value in self.__dict__.items():
+            if key != "_cpu":
+                setattr(new, key, copy.deepcopy(value, memo))
+        return new
 
     # Host transfers whose kind the dispatcher can't tell apart ------------------
 
@@ -132,43 +172,39 @@ class SimTensor(torch.Tensor):
         if self.dim() == 0:
             with counted("repr"):
                 return self.item().__format__(format_spec)
-        return object.__format__(self, format_spec)
+        if format_spec:  # object.__format__'s refusal, in Tensor's name (torch/_tensor.py)
+            raise TypeError("unsupported format string passed to Tensor.__format__")
+        return str(self)
 
-    def __reduce_ex__(self, proto):  # pickle, torch.save: the data, back on simgpu when loaded
-        return restore, (self._cpu.detach(), self.requires_grad)
+    def __reduce_ex__(self, proto):  # pickle, torch.save: as a CUDA tensor (kata/sim/_saving.py)
+        return pickled(self._cpu, self.requires_grad, isinstance(self, torch.nn.Parameter))
 
 
-def restore(cpu: torch.Tensor, requires_grad: bool) -> SimTensor:
-    """A pickled device tensor, loaded: installs the device first."""
-    install()
-    return SimTensor(cpu).requires_grad_(requires_grad)
+def _become_host_tensor(tensor: SimTensor, cpu: torch.Tensor) -> None:
+    """``tensor.data = cpu``: the same Python object, now a CPU tensor over `cpu`'s memory
+    (a Parameter stays one), its grad moved along.  torch.utils.swap_tensors does it, as
+    Module.to does for tensor subclasses."""
+    grad, tensor.grad = tensor.grad, None  # (a reference to the grad would block the swap)
+    replacement = cpu.detach()
+    if isinstance(tensor, torch.nn.Parameter):
+        replacement = torch.nn.Parameter(replacement, requires_grad=tensor.requires_grad)
+    else:
+        replacement.requires_grad_(tensor.requires_grad)
+    try:
+        torch.utils.swap_tensors(tensor, replacement)
+    except RuntimeError as err:
+        tensor.grad = grad
+        raise RuntimeError(f"{NAME}: could not move this tensor to the CPU in place (something else still holds "
+                           f"it, such as an autograd graph not yet run backward): {err}") from err
+    if grad is not None and grad.shape == cpu.shape and grad.dtype == cpu.dtype:
+        tensor.grad = grad.to(cpu.device)
 
 
 # --------------------------------------------------------------------------- dispatch
 
-# Ops whose tensors may be on both devices: copies, and (as on CUDA) CPU index
-# tensors for indexing a device tensor.
-_ANY_DEVICE = {_aten.copy_.default, _aten._copy_from.default,
-               _aten._copy_from_and_resize.default, _aten._to_copy.default}
-# Asked through the Python key only in inference mode (Module.to asks it of each parameter).
-_SHALLOW_COPY_TYPE = _aten._has_compatible_shallow_copy_type.default
-_INDEX_OPS = {_aten.index.Tensor, _aten.index_put_.default, _aten.index_put.default,
-              _aten._index_put_impl_.default}
-_COPIES_TO_HOST = {_aten.copy_.default, _aten._copy_from.default,
-                   _aten._copy_from_and_resize.default}
-_DATA_DEPENDENT = {  # the host must read the result (its size or value) before going on
-    _aten.equal.default: "equal",
-    _aten.nonzero.default: "nonzero",
-    _aten.masked_select.default: "masked_select",
-    _aten._unique2.default: "unique",
-    _aten.unique_dim.default: "unique",
-    _aten.unique_consecutive.default: "unique",
-    _aten._local_scalar_dense.default: "item",
-}
-_INDEX = _aten.index.Tensor
-_TO_COPY = _aten._to_copy.default
-_COPY_FROM = (_aten._copy_from.default, _aten._copy_from_and_resize.default)
 _NATIVE_DROPOUT = _aten.native_dropout.default
+_TO_COPY = _aten._to_copy.default
+_COPY = _aten.copy_.default
 
 
 def _dropout(x, p, train):
@@ -184,11 +220,19 @@ def _dropout(x, p, train):
 
 def run(func, args, kwargs):
     """Run `func` on the CPU tensors behind any SimTensor arguments, and wrap results."""
-    if func is _SHALLOW_COPY_TYPE:  # what it answers outside inference mode
-        return isinstance(args[0], SimTensor) == isinstance(args[1], SimTensor)
-    any_device = func in _ANY_DEVICE
-    if func in _INDEX_OPS and not isinstance(args[0], SimTensor):
-        raise RuntimeError(INDEX_DEVICE_ERROR.format(args[0].device))
+    if func in ASKED:
+        return answer(func, args)
+    if func in DECOMPOSED:
+        return func.decompose(*args, **kwargs)
+    if func in CHECKED:
+        err = refusal(func, args)
+        if err is not None:
+            raise err
+    any_device = func in ANY_DEVICE
+    writes = written(func)
+    if writes[0] or writes[1]:
+        if not any_device:
+            _refuse_host_outputs(args, kwargs, writes)
     known = {}  # id(tensor passed) -> what to return if an output is that very tensor
 
     def unwrap(x, in_list):
@@ -199,7 +243,7 @@ def run(func, args, kwargs):
         # A tensor of another device: fine for copies, as a 0-d CPU operand (a scalar,
         # as on CUDA) or as a CPU index; else PyTorch's own error.
         if not (any_device or (x.device.type == "cpu" and (
-                (x.dim() == 0 and not in_list) or (in_list and func in _INDEX_OPS)))):
+                (x.dim() == 0 and not in_list) or (in_list and func in INDEX_OPS)))):
             raise RuntimeError(MIXING_ERROR.format(DEVICE, x.device))
         known[id(x)] = x
         return x
@@ -230,25 +274,17 @@ def run(func, args, kwargs):
     else:
         cpu_kwargs = kwargs
 
-    if func in _COPY_FROM:  # CPU has no kernel of its own for these (its copy_ does it)
+    kind = sync_kind(func, args, kwargs, target) if func in WATCHED else None
+    if kind is DEFER:
+        return _copy_in_flight(func, args, cpu_args, cpu_kwargs)
+    if kind is not None:
+        record(kind)
+    if func in COPY_FROM:  # CPU has no kernel of its own for these (its copy_ does it)
         src, dst = cpu_args[0], cpu_args[1]
-        if dst is args[1] and src is not args[0]:
-            record("cpu")  # a SimTensor's data copied into a CPU tensor
-        if func is not _COPY_FROM[0]:
+        if func is not COPY_FROM[0]:
             dst.resize_(src.shape)
         dst.copy_(src, *cpu_args[2:3])
         return args[1]
-    if func in _COPIES_TO_HOST:
-        if not isinstance(args[0], SimTensor) and isinstance(args[1], SimTensor):
-            record("cpu")
-    elif func is _TO_COPY:
-        if target == "cpu":
-            record("cpu")
-    elif func in _DATA_DEPENDENT:
-        record(_DATA_DEPENDENT[func])
-    elif func is _INDEX and any(i is not None and i.dtype in (torch.bool, torch.uint8)
-                                for i in cpu_args[1]):
-        record("index")
 
     if func is _NATIVE_DROPOUT:
         out = _dropout(*cpu_args, **cpu_kwargs)
@@ -256,11 +292,42 @@ def run(func, args, kwargs):
         out = func(*cpu_args, **cpu_kwargs)
 
     if isinstance(out, torch.Tensor):
-        return _wrap(out, known, to_host)
+        result = _wrap(out, known, to_host)
+        if func is SCALAR_TENSOR:
+            from_number(result)
+        return result
     if isinstance(out, (tuple, list)):
         return type(out)(_wrap(o, known, to_host) if isinstance(o, torch.Tensor) else o
                          for o in out)
     return out
+
+
+def _refuse_host_outputs(args, kwargs, writes):
+    """A CPU tensor as the output of an op on device tensors (`s += t` with s a 0-d CPU tensor):
+    CUDA accepts a CPU scalar as an input only (aten/src/ATen/TensorIterator.cpp, compute_types)."""
+    positions, names = writes
+    outputs = [args[i] for i in positions if i < len(args)] + [kwargs.get(name) for name in names]
+    for value in outputs:
+        for t in (value if isinstance(value, (list, tuple)) else (value,)):
+            if isinstance(t, torch.Tensor) and not isinstance(t, SimTensor):
+                raise RuntimeError(MIXING_ERROR.format(DEVICE, t.device))
+
+
+def _copy_in_flight(func, args, cpu_args, cpu_kwargs):
+    """A non_blocking copy to the host: queued, not waited for (kata.sim._syncs.defer)."""
+    if func is _TO_COPY:
+        data = func(*cpu_args, **cpu_kwargs)
+        destination = torch.empty_like(data)
+        defer(destination, data)
+        return destination
+    if func is _COPY:
+        destination, data = cpu_args[0], cpu_args[1]
+    else:  # _copy_from(src, dst, non_blocking) and _copy_from_and_resize
+        data, destination = cpu_args[0], cpu_args[1]
+        if func is not COPY_FROM[0]:
+            destination.resize_(data.shape)
+    defer(destination, data.detach().clone())
+    return args[0] if func is _COPY else args[1]
 
 
 def _wrap(out, known, to_host):
@@ -279,101 +346,3 @@ def _wrap(out, known, to_host):
         with torch.inference_mode(out.is_inference()):
             return SimTensor(out)
     return SimTensor(out)
-
-
-# The PrivateUse1 (simgpu) kernels: what runs with no SimTensor argument to dispatch
-# on (factories with device=simgpu, below which everything else is composite), or
-# with the Python key excluded (the copy inside torch.tensor(..., device=simgpu)).
-# A Python *fallback* for the key fails an internal assert for some ops on 2.14.
-_BACKEND_OPS = ("empty.memory_format", "empty_strided", "tril_indices", "triu_indices",
-                "_copy_from", "_copy_from_and_resize", "_local_scalar_dense")
-
-
-def _backend_kernel(name):
-    packet, _, overload = name.partition(".")
-    op = getattr(getattr(_aten, packet), overload or "default")
-
-    def kernel(*args, **kwargs):
-        return run(op, args, kwargs)
-    return kernel
-
-
-# --------------------------------------------------------------------------- opting in
-
-_install_lock = threading.Lock()
-_installed = False
-_library = None  # the torch.library.Library holding the simgpu kernels (kept alive)
-_failure: str | None = None  # why install() failed for good in this process
-
-
-def install() -> torch.device:
-    """Register the simulated device (once per process) and return ``simgpu:0``.
-
-    Idempotent and thread-safe.  Raises RuntimeError, with a one-line reason, on a
-    torch the simulator doesn't support (``kata.sim.support()`` says so beforehand),
-    if PyTorch's PrivateUse1 backend was already given another name in this process,
-    or after the process's first backward pass.
-    """
-    global _installed, _library, _failure
-    if _installed:
-        return DEVICE
-    with _install_lock:
-        if _installed:
-            return DEVICE
-        if _failure is not None:
-            raise RuntimeError(_failure)
-        set_up()  # RuntimeError if this torch or process can't have it
-        if _library is None:
-            library = torch.library.Library("aten", "IMPL")
-            for name in _BACKEND_OPS:
-                library.impl(name, _backend_kernel(name), "PrivateUse1")
-            _library = library
-        _failure = _check_autograd()
-        if _failure is not None:
-            raise RuntimeError(_failure)
-        atexit.register(_let_autograd_finish)
-        _installed = True
-    return DEVICE
-
-
-def _let_autograd_finish() -> None:
-    """At exit, give autograd's device thread a moment to let go of its last graph.
-
-    The device's autograd thread (``pt_autograd_0``) may still be releasing a
-    graph task, which takes the GIL, while the interpreter finalizes; a thread
-    that asks for the GIL then is ended by Python, and that ends the process
-    with "terminate called without an active exception" (SIGABRT). Measured:
-    8 of 40 processes that only installed the simulator aborted at exit without
-    this pause, 0 of 40 with it (torch 2.14.1). 50 ms, once, at exit."""
-    time.sleep(0.05)
-
-
-def _check_autograd() -> str | None:
-    """Why autograd can't run on the device in this process, or None if it can.
-
-    PyTorch's autograd engine sizes its per-device queues at the process's
-    first backward pass; a backend registered after that crashes it with an
-    internal assert. So install() must come before any backward pass (the
-    kata's pytest plugin installs the simulator while collecting, before any
-    test runs)."""
-    probe = torch.ones(1, device=DEVICE, requires_grad=True)
-    try:
-        (probe * 2).sum().backward()
-    except RuntimeError as err:
-        if not is_late_backend_error(err):
-            raise
-        return ("kata.sim.install() came after this process's first backward pass, and PyTorch's autograd "
-                "engine can't take a new device then: install the simulator before any training step (the "
-                "kata's pytest plugin does it while collecting the tests)")
-    return None
-
-
-@contextlib.contextmanager
-def active():
-    """Install, and make the device report itself available inside the block:
-    ``torch.simgpu.is_available()`` and ``torch.accelerator.is_available()`` are
-    True there.  Yields ``torch.device("simgpu:0")``.  Tensors on the device work
-    outside the block too; only the availability report depends on it."""
-    device = install()
-    with available():
-        yield device

@@ -1,10 +1,18 @@
-"""Counting device-to-host synchronisations: :func:`count_syncs` and :class:`Syncs`.
+"""Counting synchronisations: :func:`count_syncs` and :class:`Syncs`; copies to the host that
+arrive only at the next one: :func:`defer` and :func:`flush`.
 
 The device's tensors report a sync with :func:`record` (one event) or
 :func:`counted` (one event for a Python-level call, and none for what it does
 inside).  Each event is put down in every open :func:`count_syncs` block, with
-the file and line of the first caller outside torch, NumPy, matplotlib and this
-package: the learner's line.
+the file and line of the first caller outside torch, NumPy, matplotlib and the
+kata package (its checks' helpers included): the learner's line.
+
+A ``non_blocking=True`` copy to the host is not a sync on CUDA: it is queued behind
+the work before it, and the host may read its destination before the data is
+there.  The simulator shows that deterministically: the destination holds NaN (0
+for integers, False for booleans) until the next synchronisation (any recorded
+sync, ``torch.simgpu.synchronize()``, or a copy from the host, which the stream
+orders after it), when the data lands.
 """
 
 from __future__ import annotations
@@ -17,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["Syncs", "count_syncs", "counted", "record"]
+__all__ = ["Syncs", "count_syncs", "counted", "defer", "flush", "record"]
 
 
 @dataclass
@@ -44,7 +52,7 @@ _quiet = 0  # > 0 while a counted Python-level call runs: its inner copies are n
 _TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(_TORCH_DIR) + os.sep + "numpy",
               os.path.dirname(_TORCH_DIR) + os.sep + "matplotlib", contextlib.__file__,
-              os.path.dirname(os.path.abspath(__file__)) + os.sep)
+              os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep)  # kata/
 
 
 def _caller() -> str:
@@ -57,8 +65,36 @@ def _caller() -> str:
     return "?"
 
 
+class _InFlight:
+    """The copies to the host queued and not yet landed: (destination on the host, the data on its way)."""
+
+    def __init__(self):
+        self.copies: list[tuple[torch.Tensor, torch.Tensor]] = []
+
+
+_in_flight = _InFlight()
+
+
+def defer(destination: torch.Tensor, data: torch.Tensor) -> None:
+    """A copy to the host in flight: `destination` reads as not yet arrived until :func:`flush`."""
+    with torch.no_grad():
+        destination.fill_(float("nan") if destination.is_floating_point() or destination.is_complex() else 0)
+    _in_flight.copies.append((destination, data))
+
+
+def flush() -> None:
+    """The host and the device in step: every copy in flight lands."""
+    with torch.no_grad():
+        while _in_flight.copies:
+            destination, data = _in_flight.copies.pop(0)
+            destination.copy_(data)
+
+
 def record(kind: str) -> None:
-    """Count one sync of `kind` in every open :func:`count_syncs` block."""
+    """A sync of `kind`: the copies in flight land, and it is counted in every open
+    :func:`count_syncs` block."""
+    if _in_flight.copies:
+        flush()
     if _quiet or not _counters:
         return
     where = _caller()
@@ -81,7 +117,7 @@ def counted(kind: str):
 
 @contextlib.contextmanager
 def count_syncs():
-    """Count device-to-host synchronisations of simgpu tensors in the block.
+    """Count the synchronisations of simgpu tensors with the host in the block.
 
     Yields a :class:`Syncs`: ``.total``, ``.by_kind`` (a Counter: ``{"item": 3}``),
     ``.events`` (``[(kind, "file:line"), ...]``) and ``.reset()``.  Blocks may nest;

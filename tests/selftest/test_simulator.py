@@ -3,6 +3,7 @@ not-the-CPU, computing on the CPU, and counting device-to-host synchronisations.
 
 import copy
 import json
+import math
 import os
 import re
 import subprocess
@@ -226,14 +227,22 @@ def test_repr_prints_like_a_device_tensor(dev):
 
 def test_mixing_devices_raises_pytorchs_error(dev, solutions):
     model = solutions.load("model").build_model().to(dev)
-    with pytest.raises(RuntimeError, match=MIXING):
+    with pytest.raises(RuntimeError, match=re.escape(  # a convolution words it as CUDA's does
+            "Input type (torch.FloatTensor) and weight type (torch.simgpu.FloatTensor) should be the same or input "
+            "should be a MKLDNN tensor and weight is a dense tensor")):
         model(torch.rand(2, 3, 64, 64))  # a CPU batch
+    with pytest.raises(RuntimeError, match=re.escape(
+            "Input type (torch.simgpu.FloatTensor) and weight type (torch.FloatTensor) should be the same")):
+        nn.Conv2d(3, 1, 3)(torch.rand(1, 3, 8, 8, device=dev))
     t = torch.ones(3, device=dev)
     for mix in (lambda: t + torch.ones(3), lambda: torch.ones(3) + t.sum(),
-                lambda: torch.stack([t.sum(), torch.tensor(1.0)]), lambda: torch.equal(t, t.cpu()),
+                lambda: torch.stack([t.sum(), torch.tensor(1.0)]), lambda: nn.Linear(3, 1).to(dev)(torch.ones(3)),
                 lambda: nn.BCELoss()(t.sigmoid(), torch.ones(3))):
         with pytest.raises(RuntimeError, match=MIXING):
             mix()
+    with pytest.raises(RuntimeError, match=re.escape("Cannot compare two tensors on different devices. Got: "
+                                                     "simgpu:0 and cpu")):
+        torch.equal(t, t.cpu())
     # What CUDA allows: a 0-d CPU tensor as a scalar operand, Python numbers, copies both
     # ways, CPU index tensors.
     assert (t + torch.tensor(2.0)).tolist() == [3.0] * 3 and (t * 2).device == dev
@@ -242,6 +251,22 @@ def test_mixing_devices_raises_pytorchs_error(dev, solutions):
     assert t[torch.tensor([0, 2])].tolist() == [1.0, 3.0]
     with pytest.raises(RuntimeError, match="indices should be either on cpu or on the same device"):
         torch.ones(3)[torch.tensor([0], device=dev)]
+
+
+def test_a_cpu_scalar_is_an_input_never_the_output_of_an_op_on_device_tensors(dev):
+    # The seed's sync loop with its sums in CPU scalars: it crashes on CUDA, so it must here.
+    s = torch.tensor(0.0)
+    for write in (lambda: s.__iadd__(torch.ones(3, device=dev).sum()), lambda: s.add_(torch.ones((), device=dev)),
+                  lambda: torch.add(torch.ones((), device=dev), 1, out=s),
+                  lambda: torch.mul(torch.ones(3, device=dev), 2, out=torch.empty(3))):
+        with pytest.raises(RuntimeError, match=MIXING):
+            write()
+    assert s.item() == 0.0
+    s = s + torch.ones(3, device=dev).sum()  # out of place: a new tensor, on the device
+    assert s.device == dev and s.item() == 3.0
+    d = torch.zeros((), device=dev)
+    d += torch.tensor(1.0)  # the CPU scalar as an input: fine
+    assert d.device == dev and d.item() == 1.0
 
 
 def test_numpy_and_matplotlib_raise_the_type_error_a_cuda_tensor_raises(dev):
@@ -263,8 +288,9 @@ def test_numpy_and_matplotlib_raise_the_type_error_a_cuda_tensor_raises(dev):
 # --------------------------------------------------------------------------- syncs
 
 def test_syncs_are_counted_per_kind(dev):
-    t = torch.tensor([1.0, 2.0, 3.0], device=dev)  # host to device: not a sync
+    t = torch.tensor([1.0, 2.0, 3.0], device=dev)
     s = t.sum()
+    host, ind_cpu, mask_cpu = torch.ones(3), torch.tensor([0, 2]), torch.tensor([True, False, True])
     with sim.count_syncs() as syncs:
         s.item()
         float(s), int(s), bool(s)
@@ -277,15 +303,32 @@ def test_syncs_are_counted_per_kind(dev):
             np.asarray(t)
         repr(t), str(s), f"{s:.1f}"
         torch.equal(t, t)
-        t[t > 1]
+        t[t > 1], t[ind_cpu]
+        # blocking copies from the host: CUDA synchronizes the stream after each (memcpy_and_sync)
+        host.to(dev), torch.tensor([1.0], device=dev), t.copy_(host)
         # none of these is a sync:
-        torch.ones(3).to(dev), torch.tensor([1.0], device=dev), torch.zeros((), device=dev)
+        host.to(dev, non_blocking=True), t.to("cpu", non_blocking=True), t[mask_cpu], torch.zeros((), device=dev)
         t.float(), t.to(dev), t + 1, (t > 1).float().sum(), torch.stack([s, s]), t.shape
         copy.deepcopy(t), t.clone()
     assert syncs.by_kind == {"item": 1, "float": 1, "int": 1, "bool": 1, "cpu": 4, "tolist": 1,
-                             "numpy": 2, "repr": 3, "equal": 1, "index": 1}
-    assert syncs.total == 16
+                             "numpy": 2, "repr": 3, "equal": 1, "index": 1, "to_device": 4}
+    assert syncs.total == 20
     assert all(where.startswith(__file__ + ":") for kind, where in syncs.events)
+
+
+def test_a_non_blocking_copy_to_the_host_arrives_at_the_next_sync(dev):
+    t = torch.tensor([1.0, 2.0], device=dev)
+    early = t.to("cpu", non_blocking=True)  # CUDA: queued; the host may read it before it lands
+    assert early.device.type == "cpu" and all(math.isnan(v) for v in early.tolist())
+    torch.simgpu.synchronize()
+    assert early.tolist() == [1.0, 2.0]
+    counts = torch.arange(3, device=dev).to("cpu", non_blocking=True)
+    assert counts.tolist() == [0, 0, 0]  # integers read 0 until then
+    t.sum().item()  # any sync lands it
+    assert counts.tolist() == [0, 1, 2]
+    into = torch.zeros(2)
+    into.copy_(t * 3, non_blocking=True)
+    assert torch.ones(2).to(dev).cpu().tolist() == [1.0, 1.0] and into.tolist() == [3.0, 6.0]
 
 
 def test_sync_counters_nest_reset_and_ignore_cpu_tensors(dev):
@@ -301,6 +344,18 @@ def test_sync_counters_nest_reset_and_ignore_cpu_tensors(dev):
     assert outer.total == 0 and outer.events == []
     t.sum().item()  # outside any block: nothing to count into
     assert outer.total == 0
+
+
+def test_with_real_cuda_there_cudas_checkpoints_go_to_cuda_except_inside_active(dev, monkeypatch):
+    from kata.sim import _saving
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    fresh = torch.ones(2).untyped_storage
+    assert _saving.deserialize(fresh(), "cuda:0") is None  # PyTorch's own CUDA deserializer takes it
+    assert _saving.deserialize(fresh(), "simgpu:0").device == dev
+    with sim.active():
+        assert _saving.deserialize(fresh(), "cuda:0").device == dev
+    assert _saving.deserialize(fresh(), "cpu") is None and _saving.deserialize(fresh(), "simgpu:1") is None
 
 
 # --------------------------------------------------------------------------- the book's loop
@@ -386,8 +441,96 @@ def test_assigning_data_replaces_what_a_device_tensor_holds(dev):
     x = torch.zeros(3, device=dev)
     x.data = torch.arange(4, dtype=torch.float64, device=dev)
     assert x.cpu().tolist() == [0.0, 1.0, 2.0, 3.0] and x.dtype == torch.float64 and x.device == dev
-    with pytest.raises(RuntimeError, match="move y first"):
-        x.data = torch.ones(2)
+    y = torch.ones(2)
+    x.data = y  # as on CUDA: the same object, now a CPU tensor sharing y's memory
+    assert type(x) is torch.Tensor and x.device.type == "cpu" and x.tolist() == [1.0, 1.0]
+    y[0] = 5.0
+    assert x[0].item() == 5.0
+    with pytest.raises(RuntimeError, match="incompatible tensor type"):  # PyTorch's own refusal
+        torch.zeros(1).data = torch.ones(1, device=dev)
+
+
+def test_module_to_keeps_its_parameters_both_ways_and_their_grads_move(dev):
+    model = tiny_model()
+    weight = model[0].weight
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    model.to(dev)
+    model(torch.rand(2, 3, 8, 8, device=dev)).sum().backward()
+    model.to("cpu")
+    assert model[0].weight is weight and type(weight) is nn.Parameter and weight.device.type == "cpu"
+    assert weight.grad.device.type == "cpu"
+    before = weight.detach().clone()
+    optimizer.step()  # made before both moves: it still trains the model
+    assert not torch.equal(weight.detach(), before)
+    model.to(dev)
+    with torch.inference_mode():  # an evaluate that moves the model back, say
+        model.to("cpu")
+    assert model[0].weight is weight and weight.device.type == "cpu"
+
+
+def test_data_ptr_and_deepcopy_treat_device_memory_as_memory(dev):
+    t = torch.arange(4.0, device=dev)
+    assert t.data_ptr() != 0 and t.clone().data_ptr() != t.data_ptr()
+    assert t[1:].data_ptr() == t.data_ptr() + t.element_size() and t.view(2, 2).data_ptr() == t.data_ptr()
+    w = torch.ones(2, device=dev, requires_grad=True)
+    (w * 2).sum().backward()
+    c = copy.deepcopy(w)
+    assert type(c) is sim.SimTensor and c.requires_grad and c.is_leaf and c.grad.tolist() == [2.0, 2.0]
+    assert c.data_ptr() != w.data_ptr()
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(w * 2)
+    alias = copy.copy(t)  # as a CUDA tensor's reduction rebuilds it: a new tensor over the same memory
+    assert type(alias) is sim.SimTensor and alias is not t and alias.data_ptr() == t.data_ptr()
+
+
+def test_pinning_and_formatting_refuse_as_cuda_does(dev):
+    t = torch.ones(2, device=dev)
+    assert not t.is_pinned()
+    with pytest.raises(RuntimeError, match=re.escape("cannot pin 'torch.simgpu.FloatTensor' only dense CPU tensors "
+                                                     "can be pinned")):
+        t.pin_memory()
+    with pytest.raises(TypeError, match=re.escape("unsupported format string passed to Tensor.__format__")):
+        f"{t:.2f}"
+    assert f"{t}" == str(t)
+
+
+# --------------------------------------------------------------------------- torch.save / torch.load
+
+FRESH_LOAD = r"""
+import sys, torch
+for kwargs in ({}, {"map_location": "cpu"}, {"map_location": torch.device("cpu")}):
+    try:
+        d = torch.load(sys.argv[1], **kwargs)  # weights_only=True, the default
+        print("loaded", d["w"].device, d["w"].tolist(), d["opt"]["state"][0]["exp_avg"].device)
+    except RuntimeError as err:
+        print("RuntimeError", err)
+"""
+
+
+def test_a_checkpoint_saves_as_cudas_and_loads_where_cuda_would(dev, tmp_path):
+    model = nn.Linear(2, 1).to(dev)
+    optimizer = torch.optim.Adam(model.parameters())
+    model(torch.ones(1, 2, device=dev)).sum().backward()
+    optimizer.step()
+    path = tmp_path / "checkpoint.pt"
+    torch.save({"w": torch.arange(3.0, device=dev), "model": model.state_dict(), "opt": optimizer.state_dict(),
+                "param": model.weight}, path)
+    here = torch.load(path)  # this process has the device: back on it, as CUDA's are
+    assert here["w"].device == dev and here["w"].tolist() == [0.0, 1.0, 2.0]
+    assert here["opt"]["state"][0]["exp_avg"].device == dev and isinstance(here["param"], nn.Parameter)
+    assert torch.load(path, map_location=dev)["w"].device == dev
+    on_cpu = torch.load(path, map_location="cpu")
+    assert type(on_cpu["w"]) is torch.Tensor and on_cpu["model"]["weight"].device.type == "cpu"
+    assert torch.equal(on_cpu["model"]["weight"], model.weight.detach().cpu())
+    # A fresh process with no accelerator (the simulator not installed): CUDA's own error, word for word.
+    run = subprocess.run([sys.executable, "-c", FRESH_LOAD, str(path)], capture_output=True, text=True,
+                         timeout=120, cwd=PROJECT_ROOT)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [
+        "RuntimeError Attempting to deserialize object on a CUDA device but torch.cuda.is_available() is False. If you "
+        "are running on a CPU-only machine, please use torch.load with map_location=torch.device('cpu') to map your "
+        "storages to the CPU.",
+        "loaded cpu [0.0, 1.0, 2.0] cpu", "loaded cpu [0.0, 1.0, 2.0] cpu"]
 
 
 def test_solutions_train_evaluate_and_train_epoch_give_the_cpus_numbers(dev, solutions):
@@ -413,8 +556,9 @@ def test_solutions_train_evaluate_and_train_epoch_give_the_cpus_numbers(dev, sol
     # The CPU has nothing to count; the book's loop syncs twice per batch (3 training and
     # 2 validation batches, 2 epochs, then 2 batches in evaluate); train_epoch once per epoch.
     assert counts["cpu", "train"] == counts["cpu", "epoch"] == {}
-    assert counts["simgpu:0", "train"] == {"item": 2 * (3 + 2) * 2 + 2 * 2}
-    assert counts["simgpu:0", "epoch"] == {"tolist": 1}
+    # train's blocking batch copies are syncs too (x and y of each batch, and the model's 4 tensors moved in train)
+    assert counts["simgpu:0", "train"] == {"item": 2 * (3 + 2) * 2 + 2 * 2, "to_device": 2 * 24 // 2 + 4}
+    assert counts["simgpu:0", "epoch"] == {"tolist": 1}  # train_epoch copies with non_blocking=True
 
 
 def test_the_simulator_costs_at_most_one_and_a_half_times_the_cpu(dev, solutions):

@@ -8,7 +8,8 @@ def train_epoch(model, dl, loss_fn, optimizer, device):
     stats = torch.zeros(2, device=device)
     n = 0
     for x, y in dl:
-        x, y = x.to(device), y.to(device)
+        # non_blocking: a blocking copy from the host makes the host wait for the device (a sync on CUDA)
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
         optimizer.zero_grad(set_to_none=True)
         p = model(x).flatten()
         loss = loss_fn(p, y.to(torch.float32))

@@ -1,0 +1,208 @@
+"""``kata doctor``: what this machine has, and the devices held to CUDA's behaviour on it.
+
+It says what the machine has (Python, torch, torchvision, CUDA, MPS, the simulated
+accelerator, the packages the kata uses) and where each check will run and why,
+then runs the conformance table (``kata/conformance/table.toml``) on every
+accelerator present, each in a fresh process, and prints ``N/M behaviours as on
+CUDA``.  ``--full`` also runs the checks marked cuda (``pytest solutions -m cuda``)
+on each accelerator, the GPU rows of ``kata bench`` where there is CUDA, and
+compares the simulator's sync counts with ``torch.cuda.set_sync_debug_mode``'s,
+and writes one report, Markdown and JSON, into ``--out``.  Run on a machine with
+CUDA, the Markdown is ``docs/gpu-report.md``.
+
+Exit status: 0 when every behaviour holds (or is refused as the table marks it) on
+CUDA and on the simulator and every check that ran passed; 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from datetime import UTC, datetime
+from pathlib import Path
+
+from kata.harness.tracebacks import display
+from kata.project import locate
+
+__all__ = ["HELP", "add_parser", "checks_on", "cross_check", "run", "table_on"]
+
+HELP = "what this machine has, and the simulated accelerator held to CUDA here (--full: the GPU report)"
+_WHERE = {"cuda": "real CUDA", "mps": "Apple MPS", "sim": "the simulated accelerator"}
+_BENCH_GPU_ROWS = "cuda or jpeg_pipeline"  # the benchmarks that run on CUDA when there is one
+
+
+def add_parser(sub):
+    p = sub.add_parser("doctor", help=HELP, description=__doc__.split("\n\n")[1].replace("\n", " "))
+    p.add_argument("--full", action="store_true",
+                   help="also run the cuda-marked checks, the GPU rows of kata bench and the sync cross-check, "
+                        "and write the report (a few minutes)")
+    p.add_argument("--out", default="doctor-report", metavar="DIR",
+                   help="where --full writes doctor-report.md and doctor-report.json (default doctor-report/)")
+    return p
+
+
+def _child(command: list[str], timeout: float) -> tuple[int, str, float]:
+    """Run a child process from the project's root: (exit status, its output, seconds)."""
+    start = time.perf_counter()
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
+    try:
+        proc = subprocess.run(command, capture_output=True, text=True, cwd=locate().root, env=env, timeout=timeout)
+    except subprocess.TimeoutExpired as err:
+        return -1, f"timed out after {timeout:.0f} s\n{err.stdout or ''}", time.perf_counter() - start
+    return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
+
+
+def _last_line(output: str) -> str:
+    lines = [line for line in output.strip().splitlines() if line.strip()]
+    return lines[-1].strip() if lines else "no output"
+
+
+def table_on(kind: str, folder: Path) -> dict:
+    """The conformance table on one accelerator, in a process of its own."""
+    path = folder / f"conformance-{kind}.json"
+    status, output, seconds = _child([sys.executable, "-m", "kata.conformance", "--device", kind, "--json", str(path)],
+                                     timeout=600)
+    if not path.is_file():
+        return {"not_run": _last_line(output), "seconds": seconds}
+    return {**json.loads(path.read_text()), "exit": status}
+
+
+def checks_on(kind: str, folder: Path) -> dict:
+    """``pytest solutions -m cuda --accelerator KIND``: how many passed, failed, were skipped."""
+    junit = folder / f"checks-{kind}.xml"
+    status, output, seconds = _child([sys.executable, "-m", "pytest", str(locate().solutions), "-m", "cuda",
+                                      "--accelerator", kind, "-p", "no:cacheprovider", "-q", "-rs",
+                                      f"--junitxml={junit}"], timeout=900)
+    if not junit.is_file():
+        return {"not_run": f"pytest exited {status}: {_last_line(output)}", "seconds": seconds}
+    root = ET.parse(junit).getroot()
+    cases = list(root.iter("testcase"))
+    failures = [f"{c.get('classname', '')}::{c.get('name', '')}" for c in cases
+                if c.find("failure") is not None or c.find("error") is not None]
+    skipped = sum(c.find("skipped") is not None for c in cases)
+    return {"passed": len(cases) - len(failures) - skipped, "failed": len(failures), "skipped": skipped,
+            "failures": failures, "seconds": seconds, "exit": status}
+
+
+def _bench(folder: Path) -> dict:
+    from kata.commands import bench
+
+    start = time.perf_counter()
+    try:
+        report, skipped = bench.run_benchmarks("solutions", folder / "bench", keyword=_BENCH_GPU_ROWS)
+    except RuntimeError as err:
+        return {"not_run": str(err).splitlines()[0], "seconds": time.perf_counter() - start}
+    table = bench.rows(report)
+    return {"table": bench.table_text(table, skipped), "ratios": bench.ratios(table), "rows": table,
+            "seconds": time.perf_counter() - start}
+
+
+def cross_check(rows, cuda: dict, simulated: dict) -> dict:
+    """The table's sync rows, as CUDA's sync debug mode counted them and as the simulator did."""
+    counts = [{o["id"]: o.get("syncs") for o in table.get("outcomes", [])} for table in (cuda, simulated)]
+    compared = []
+    for row in rows:
+        if row.kind == "syncs" and counts[0].get(row.id) is not None and counts[1].get(row.id) is not None:
+            c, s, want = counts[0][row.id], counts[1][row.id], row.expect["syncs"]
+            agree = c == s if not isinstance(want, bool) else (c > 0) == (s > 0)
+            compared.append({"id": row.id, "cuda": c, "sim": s, "agree": agree})
+    agreeing = sum(r["agree"] for r in compared)
+    return {"rows": compared, "summary": f"{agreeing}/{len(compared)} sync rows agree (exact counts where the "
+                                         "table gives a count; sync or no sync where it says true or false)"}
+
+
+def _print_machine(m, steps) -> None:
+    print("kata doctor: what this machine has")
+    print(f"  Python {m.python} on {m.platform}; torch {m.torch}; torchvision {m.torchvision}")
+    built = f"; this torch is built for CUDA {m.torch_cuda}" if m.torch_cuda and not m.cuda else ""
+    print(f"  CUDA: {m.cuda or 'none (' + m.cuda_why_not + built + ')'}" if m.torch else "  torch is not installed")
+    print(f"  MPS: {'yes' if m.mps else 'no'}; simulated accelerator: {'yes' if m.simulator else 'no'} "
+          f"({m.simulator_why})")
+    from kata.conformance.machine import NEEDED, OPTIONAL
+
+    for names, what in ((NEEDED, "missing"), (OPTIONAL, "missing (optional, for notebooks)")):
+        gone = m.missing(names)
+        lines = [f"{name} (needed by {names[module][1]})" for module, (name, _) in names.items() if name in gone]
+        print(f"  {what}: {'; '.join(lines) if lines else 'none'}")
+    print("Where the checks run:")
+    for step in steps:
+        print(f"  {step.name}{' (--full)' if step.full else ''}: {step.why}")
+
+
+def run(args) -> int:
+    from kata.conformance import load, machine, report
+
+    start = time.perf_counter()
+    m = machine.survey()
+    steps = machine.plan(m, locate().has_solutions)
+    _print_machine(m, steps)
+    rows = load()
+    where = {step.name: step.where for step in steps}
+    timings: dict[str, float] = {}
+    not_run = [f"{s.name}: {s.why}" for s in steps if not s.where and (args.full or not s.full)]
+    scratch = tempfile.TemporaryDirectory(prefix="kata-doctor-")
+    folder = Path(args.out) if args.full else Path(scratch.name)
+    folder.mkdir(parents=True, exist_ok=True)
+    print(f"The conformance table ({len(rows)} behaviours, each CUDA's, with its source):")
+    tables = {}
+    for kind in where["conformance table"]:
+        tables[kind] = table_on(kind, folder)
+        timings[f"table on {_WHERE[kind]}"] = tables[kind]["seconds"]
+        _print_table(kind, tables[kind], rows)
+    failed = any(t.get("exit", 1) != 0 for k, t in tables.items() if k != "mps")
+    data = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "full": args.full, "machine": m.as_dict(),
+            "plan": [vars(s) for s in steps if args.full or not s.full], "behaviours": len(rows),
+            "rows": {r.id: {"behaviour": r.behaviour, "cuda": r.cuda} for r in rows}, "conformance": tables}
+    if args.full:
+        data["checks"] = {}
+        for kind in where["cuda-marked checks"]:
+            print(f"The checks marked cuda on {_WHERE[kind]} ...", flush=True)
+            result = data["checks"][kind] = checks_on(kind, folder)
+            timings[f"cuda-marked checks on {_WHERE[kind]}"] = result["seconds"]
+            failed |= bool(result.get("failed")) or "not_run" in result
+            print("  " + (result["not_run"] if "not_run" in result else
+                          f"{result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped"))
+        data["bench"] = {"not_run": _why(steps, "kata bench GPU rows")}
+        if where["kata bench GPU rows"]:
+            print("kata bench, the GPU rows ...", flush=True)
+            data["bench"] = _bench(folder)
+            timings["kata bench GPU rows"] = data["bench"]["seconds"]
+            print(data["bench"].get("table", data["bench"].get("not_run")))
+        data["sync_cross_check"] = {"not_run": _why(steps, "sync cross-check")}
+        if where["sync cross-check"] and "cuda" in tables and "sim" in tables:
+            data["sync_cross_check"] = cross_check(rows, tables["cuda"], tables["sim"])
+            print(f"Sync counts, the simulator against torch.cuda.set_sync_debug_mode: "
+                  f"{data['sync_cross_check']['summary']}")
+    timings["in all"] = time.perf_counter() - start
+    data.update(not_run=not_run, timings=timings, seconds=timings["in all"])
+    if args.full:
+        json_path, md_path = report.write(data, folder)
+        print(f"wrote {display(md_path)} and {display(json_path)}")
+    if not m.cuda:
+        print("No CUDA here: the CUDA path stands on the simulator and the table's sources only. On a machine with "
+              "CUDA, `kata doctor --full` is the GPU report (README: The conformance table and kata doctor).")
+    scratch.cleanup()
+    return 1 if failed else 0
+
+
+def _why(steps, name: str) -> str:
+    return next(s.why for s in steps if s.name == name)
+
+
+def _print_table(kind: str, table: dict, rows) -> None:
+    if "not_run" in table:
+        print(f"  {_WHERE[kind]}: not run: {table['not_run']}")
+        return
+    by_id = {r.id: r for r in rows}
+    print(f"  {_WHERE[kind]}: {table['summary']} ({table['seconds']:.0f} s)")
+    for outcome in table["outcomes"]:
+        if outcome["status"] != "holds":
+            row = by_id[outcome["id"]]
+            why = row.simulator["why"] if outcome["status"] == "refused" and row.simulator else f"CUDA: {row.cuda}"
+            got = outcome["got"] if len(outcome["got"]) <= 150 else outcome["got"][:147] + "..."
+            print(f"    {outcome['status']}: {outcome['id']}: {got}\n      ({why})")

@@ -1,0 +1,171 @@
+"""What this machine has, for ``kata doctor``: Python, torch, the accelerators, the packages.
+
+:func:`survey` looks (it imports torch, and never installs the simulator in this
+process); :func:`plan` says which of the doctor's steps run where, and why the others
+can't.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import platform
+import shutil
+import subprocess
+from dataclasses import asdict, dataclass, field
+
+__all__ = ["NEEDED", "OPTIONAL", "Machine", "Step", "plan", "survey"]
+
+# What pyproject.toml asks for (import name, distribution), and what each missing one stops.
+NEEDED = {
+    "torch": ("torch", "everything"),
+    "torchvision": ("torchvision", "the data exercise, its checks and kata train"),
+    "matplotlib": ("matplotlib", "the plotting exercise and two rows of the table"),
+    "pytest": ("pytest", "every check, and kata doctor --full"),
+    "pytest_benchmark": ("pytest-benchmark", "every check (pyproject.toml passes --benchmark-skip) and kata bench"),
+    "pytest_timeout": ("pytest-timeout", "the checks' time limits"),
+    "hypothesis": ("hypothesis", "every check (conftest.py imports it)"),
+    "tqdm": ("tqdm", "kata train's progress bars"),
+    "watchfiles": ("watchfiles", "nothing: kata watch polls for changes without it"),
+}
+OPTIONAL = {  # pip install -e ".[notebook]"
+    "ipykernel": ("ipykernel", "kata.check in Jupyter"),
+    "nbclient": ("nbclient", "running the notebooks (python -m kata.notebook run)"),
+    "nbformat": ("nbformat", "running the notebooks"),
+}
+
+
+@dataclass
+class Machine:
+    python: str
+    platform: str
+    torch: str | None = None
+    torchvision: str | None = None
+    torch_cuda: str | None = None  # the CUDA this torch was built for, or None (a CPU build)
+    cuda: str | None = None  # "NVIDIA H200 (compute capability 9.0, 1 device)", or None
+    cuda_why_not: str = ""
+    driver: str | None = None  # the NVIDIA driver, as nvidia-smi reports it
+    mps: bool = False
+    simulator: bool = False
+    simulator_why: str = ""
+    packages: dict = field(default_factory=dict)  # distribution -> version, or None when missing
+    bubblewrap: bool = False
+
+    @property
+    def accelerators(self) -> list[str]:
+        """Where the conformance table runs: every real accelerator, and the simulator."""
+        return [kind for kind, here in (("cuda", self.cuda), ("mps", self.mps), ("sim", self.simulator)) if here]
+
+    def missing(self, names) -> list[str]:
+        return [names[module][0] for module in names if self.packages.get(names[module][0]) is None]
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "accelerators": self.accelerators}
+
+
+def _version(distribution: str, module: str) -> str | None:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "(importable, no metadata)" if importlib.util.find_spec(module) else None
+
+
+def survey() -> Machine:
+    machine = Machine(python=platform.python_version(), platform=f"{platform.system()} {platform.machine()}")
+    for module, (distribution, _) in {**NEEDED, **OPTIONAL}.items():
+        machine.packages[distribution] = _version(distribution, module)
+    machine.bubblewrap = shutil.which("bwrap") is not None
+    if machine.packages["torch"] is None:
+        return machine
+    import torch
+
+    from kata import sim
+
+    machine.torch, machine.torch_cuda = torch.__version__, torch.version.cuda
+    if machine.packages["torchvision"] is not None:
+        try:
+            import torchvision
+
+            machine.torchvision = torchvision.__version__
+        except Exception as err:  # a torchvision built for another torch fails to import: say so
+            machine.torchvision = f"unusable ({type(err).__name__}: {str(err)[:120]})"
+    if torch.cuda.is_available():
+        props = torch.cuda.get_device_properties(0)
+        count = torch.cuda.device_count()
+        machine.cuda = (f"{props.name} (compute capability {props.major}.{props.minor}, "
+                        f"{props.total_memory / 2**30:.0f} GiB, {count} device{'s' * (count > 1)})")
+        machine.driver = _driver()
+    else:
+        machine.cuda_why_not = ("torch.cuda.is_available() is False" if torch.version.cuda
+                                else "this torch is a CPU build")
+    machine.mps = torch.backends.mps.is_available()
+    machine.simulator, machine.simulator_why = sim.support()
+    return machine
+
+
+def _driver() -> str | None:
+    smi = shutil.which("nvidia-smi")
+    if smi is None:
+        return None
+    try:
+        out = subprocess.run([smi, "--query-gpu=driver_version", "--format=csv,noheader"], capture_output=True,
+                             text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip().splitlines()[0] if out.returncode == 0 and out.stdout.strip() else None
+
+
+@dataclass(frozen=True)
+class Step:
+    name: str
+    where: list[str]  # accelerators it runs on ("cuda", "mps", "sim", "cpu"); empty: it can't run here
+    why: str  # where it runs, or why it can't
+    full: bool = False  # run by `kata doctor --full` only
+
+
+def plan(machine: Machine, has_solutions: bool) -> list[Step]:
+    """Where each check runs on this machine, and why: the cuda-marked checks and kata bench as a
+    learner runs them, and the doctor's own steps (the table; with --full the cuda-marked checks
+    of solutions/, the GPU rows of kata bench and the sync cross-check)."""
+    accelerators = machine.accelerators
+    first = accelerators[0] if accelerators else None
+    checks_why = {"cuda": f"on real CUDA ({machine.cuda})", "mps": "on Apple MPS (no CUDA here)",
+                  "sim": "on the simulated accelerator (no CUDA or MPS here)", None: "skipped: no CUDA or MPS, and "
+                  + machine.simulator_why}[first]
+    steps = [Step("the checks marked cuda (pytest exercises, kata.check)", [first] if first else [], checks_why),
+             Step("kata bench", ["cpu", "cuda"] if machine.cuda else ["cpu"],
+                  "CPU and CUDA rows" if machine.cuda else "CPU rows only: its GPU rows need CUDA"),
+             Step("conformance table", accelerators,
+                  "on " + _names(accelerators) if accelerators else "no accelerator, and " + machine.simulator_why)]
+    missing = [name for name in ("pytest", "pytest-benchmark", "pytest-timeout", "hypothesis")
+               if machine.packages.get(name) is None]
+    if missing:
+        why = f"pytest can't run the checks without {', '.join(missing)}"
+        return steps + [Step(name, [], why, full=True) for name in ("cuda-marked checks", "kata bench GPU rows")] + [
+            Step("sync cross-check", ["cuda"] if machine.cuda and machine.simulator else [], _cross_check_why(machine),
+                 full=True)]
+    steps.append(Step("cuda-marked checks", accelerators if has_solutions else [],
+                      f"pytest solutions -m cuda on {_names(accelerators)}" if has_solutions
+                      else "this copy has no solutions/ (a student release): nothing known to pass to run them on",
+                      full=True))
+    steps.append(Step("kata bench GPU rows", ["cuda"] if machine.cuda and has_solutions else [],
+                      "the epoch benchmarks on CUDA" if machine.cuda and has_solutions
+                      else "no CUDA here: a GPU's timings need a GPU" if not machine.cuda
+                      else "no solutions/ to time", full=True))
+    steps.append(Step("sync cross-check", ["cuda"] if machine.cuda and machine.simulator else [],
+                      _cross_check_why(machine), full=True))
+    return steps
+
+
+def _cross_check_why(machine: Machine) -> str:
+    if not machine.cuda:
+        return "needs CUDA: it compares the simulator's sync counts with torch.cuda.set_sync_debug_mode's"
+    if not machine.simulator:
+        return f"the simulator can't run here ({machine.simulator_why})"
+    return "the table's sync rows, counted by torch.cuda.set_sync_debug_mode and by the simulator"
+
+
+def _names(accelerators: list[str]) -> str:
+    words = {"cuda": "real CUDA", "mps": "Apple MPS", "sim": "the simulated accelerator"}
+    return " and ".join(words[a] for a in accelerators)
+

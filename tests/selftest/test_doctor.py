@@ -1,0 +1,136 @@
+"""`kata doctor`: what the machine has, where each check runs, the table on every accelerator.
+
+The quick form runs for real (one fresh process runs the table on the simulator); the steps of
+`--full` that need minutes or a GPU are replaced by canned results, except in one slow test that
+runs `kata doctor --full` on this machine as CI does.
+"""
+
+import json
+
+import pytest
+
+from kata import commands
+from kata.commands import doctor
+from kata.conformance import load, machine, report
+
+ROWS = load()
+
+
+def a_machine(**changes):
+    here = machine.Machine(python="3.12.3", platform="Linux x86_64", torch="2.11.0+cu128", torchvision="0.26.0",
+                           torch_cuda="12.8", simulator=True, simulator_why="torch 2.11.0+cu128: verified",
+                           packages={name: "1.0" for name, _ in {**machine.NEEDED, **machine.OPTIONAL}.values()})
+    for key, value in changes.items():
+        setattr(here, key, value)
+    return here
+
+
+GPU = "NVIDIA H200 (compute capability 9.0, 140 GiB, 1 device)"
+
+
+def steps_of(m, has_solutions=True):
+    return {s.name: (s.where, s.why) for s in machine.plan(m, has_solutions)}
+
+
+def test_the_plan_says_where_each_check_runs_and_why():
+    cpu_only = steps_of(a_machine(cuda_why_not="torch.cuda.is_available() is False"))
+    assert cpu_only["the checks marked cuda (pytest exercises, kata.check)"] == (
+        ["sim"], "on the simulated accelerator (no CUDA or MPS here)")
+    assert cpu_only["conformance table"] == (["sim"], "on the simulated accelerator")
+    assert cpu_only["kata bench GPU rows"][0] == [] and cpu_only["sync cross-check"][0] == []
+    assert "needs CUDA" in cpu_only["sync cross-check"][1]
+    gpu = steps_of(a_machine(cuda=GPU))
+    assert gpu["conformance table"] == (["cuda", "sim"], "on real CUDA and the simulated accelerator")
+    assert gpu["cuda-marked checks"][0] == ["cuda", "sim"] and gpu["kata bench GPU rows"][0] == ["cuda"]
+    assert gpu["sync cross-check"][0] == ["cuda"]
+    assert gpu["the checks marked cuda (pytest exercises, kata.check)"][1] == f"on real CUDA ({GPU})"
+
+
+def test_missing_packages_and_a_student_release_stop_only_the_steps_that_need_them():
+    without = a_machine(cuda=GPU)
+    without.packages["pytest-benchmark"] = None
+    without.packages["watchfiles"] = None
+    assert without.missing(machine.NEEDED) == ["pytest-benchmark", "watchfiles"]
+    steps = steps_of(without)
+    assert steps["conformance table"][0] == ["cuda", "sim"]
+    assert steps["cuda-marked checks"] == ([], "pytest can't run the checks without pytest-benchmark")
+    release = steps_of(a_machine(cuda=GPU), has_solutions=False)
+    assert release["cuda-marked checks"][0] == [] and "student release" in release["cuda-marked checks"][1]
+    none = steps_of(a_machine(simulator=False, simulator_why="the simulated accelerator supports torch 2.11 to "
+                                                            "2.14; this is torch 2.15.0", cuda_why_not="a CPU build"))
+    assert none["conformance table"] == ([], "no accelerator, and the simulated accelerator supports torch 2.11 to "
+                                             "2.14; this is torch 2.15.0")
+
+
+def table(counts):
+    return {"summary": "s", "seconds": 1.0, "exit": 0,
+            "outcomes": [{"id": i, "status": "holds", "got": "", "syncs": n} for i, n in counts.items()]}
+
+
+def test_the_cross_check_compares_the_sync_rows_counted_both_ways():
+    cuda = table({"sync-item": 1, "sync-print": 7, "sync-host-mask": 0, "mix-cat": None})
+    sim = table({"sync-item": 1, "sync-print": 1, "sync-host-mask": 1, "mix-cat": None})
+    checked = doctor.cross_check(ROWS, cuda, sim)
+    assert checked["rows"] == [  # exact where the table counts (item: 1), sync or not where it says true/false
+        {"id": "sync-item", "cuda": 1, "sim": 1, "agree": True},
+        {"id": "sync-print", "cuda": 7, "sim": 1, "agree": True},
+        {"id": "sync-host-mask", "cuda": 0, "sim": 1, "agree": False}]
+    assert checked["summary"].startswith("2/3 sync rows agree")
+
+
+def test_kata_doctor_says_what_the_machine_has_and_runs_the_table(capsys):
+    assert commands.main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    marked = sum(bool(r.simulator) for r in ROWS)
+    assert out.startswith("kata doctor: what this machine has\n  Python ")
+    assert "Where the checks run:\n  the checks marked cuda (pytest exercises, kata.check): on " in out
+    assert (f"  the simulated accelerator: {len(ROWS) - marked}/{len(ROWS)} behaviours as on CUDA; {marked} refused "
+            "loudly by the simulator, as the table marks them") in out
+    assert "cuda-marked checks (--full): pytest solutions -m cuda" in out
+    assert "No CUDA here: the CUDA path stands on the simulator and the table's sources only." in out
+
+
+def test_kata_doctor_full_writes_one_report_with_the_gpu_torch_and_python(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(machine, "survey", lambda: a_machine(cuda=GPU, driver="580.65"))
+    cuda = table({r.id: 1 if r.kind == "syncs" else None for r in ROWS})
+    sim = table({r.id: 1 if r.kind == "syncs" else None for r in ROWS})
+    monkeypatch.setattr(doctor, "table_on", lambda kind, folder: {"cuda": cuda, "sim": sim}[kind])
+    monkeypatch.setattr(doctor, "checks_on", lambda kind, folder: {"passed": 18, "failed": 0, "skipped": 0,
+                                                                   "failures": [], "seconds": 20.0, "exit": 0})
+    monkeypatch.setattr(doctor, "_bench", lambda folder: {"table": "device loop ...", "ratios": ["cuda: 2.00x"],
+                                                          "rows": [], "seconds": 60.0})
+    assert commands.main(["doctor", "--full", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "Sync counts, the simulator against torch.cuda.set_sync_debug_mode: " in out
+    assert "No CUDA here" not in out
+    data = json.loads((tmp_path / report.JSON_NAME).read_text())
+    assert data["full"] and set(data["conformance"]) == {"cuda", "sim"} and set(data["checks"]) == {"cuda", "sim"}
+    text = (tmp_path / report.MARKDOWN_NAME).read_text()
+    assert text.startswith(f"# kata doctor: {GPU}\n\n{data['date']}, `kata doctor --full`")
+    for line in ("- Python 3.12.3 on Linux x86_64", "- torch 2.11.0+cu128 (built for CUDA 12.8)",
+                 f"- CUDA: {GPU}, NVIDIA driver 580.65", "## The checks marked cuda (`pytest solutions -m cuda`)",
+                 "- real CUDA: 18 passed, 0 failed, 0 skipped (20 s)", "device loop ...",
+                 "| `sync-item` | 1 | 1 | yes |", "## Not run here", "- nothing"):
+        assert line in text, line
+
+
+def test_a_row_that_differs_on_cuda_fails_the_doctor_and_is_reported(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(machine, "survey", lambda: a_machine(cuda=GPU))
+    differs = table({"mix-cat": None})
+    differs["outcomes"][0].update(status="differs", got="gave 1")
+    differs["exit"] = 1
+    monkeypatch.setattr(doctor, "table_on", lambda kind, folder: differs if kind == "cuda" else table({}))
+    assert commands.main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert ("    differs: mix-cat: gave 1\n      (CUDA: RuntimeError: Expected all tensors to be on the same "
+            "device") in out
+
+
+@pytest.mark.slow
+def test_kata_doctor_full_runs_here_and_says_what_it_could_not_run(tmp_path, capsys):
+    assert commands.main(["doctor", "--full", "--out", str(tmp_path)]) == 0
+    text = (tmp_path / report.MARKDOWN_NAME).read_text()
+    assert "## The checks marked cuda (`pytest solutions -m cuda`)\n\n- the simulated accelerator: " in text
+    assert " 0 failed, 0 skipped" in text
+    assert "- kata bench GPU rows: no CUDA here: a GPU's timings need a GPU" in text
+    assert "- sync cross-check: needs CUDA" in text
