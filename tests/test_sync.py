@@ -44,9 +44,9 @@ SYNC_LESSON = (
     "loss.detach() * n) and turn them into Python numbers once, after the last batch")
 
 
-MOVE_ADVICE = ("Move every batch (x = x.to(device, non_blocking=True), and y too), and make the running sums on the device "
-               "(torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor; the "
-               "check can't tell which of these it was.")
+MOVE_ADVICE = ("Move every batch (x = x.to(device, non_blocking=True), and y too), and make the running sums on the "
+               "device (torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor; "
+               "the check can't tell which of these it was.")
 BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x.to(device)` RETURNS the moved tensor and "
                    "leaves x where it was, so write `x = x.to(device)`")
 SUMS_ON_THE_CPU = ("the running sums are on the CPU while each batch's numbers are on the device: make the sums on "

@@ -1,10 +1,116 @@
-"""``kata release OUT``: the learners' copy of the kata, without the answers (kata/grading/release.py)."""
+"""``kata release OUT``: the learners' copy of the kata, without the answers.
+
+Like otter-grader's ``otter assign`` or nbgrader's generate step: everything a
+learner needs to do the exercises and run the checks (the stubs, the checks
+and their helpers, the kata package, pyproject.toml, the exercise contract),
+and nothing that holds answers: no ``solutions/``, no grader self-tests (they
+carry known-wrong and hostile solutions), no caches, datasets or progress
+files, and a short README for learners in place of the teacher's; the stubs
+as handed out go to ``.kata/pristine/`` too (``kata reset NAME`` restores one).
+The checks'
+helpers (``kata.checks``: the book's CNN and loop that the checks compare
+with) stay, as the checks need them; graded code that calls them earns nothing
+for it (the audit's sandbox does not hold them: kata/grading/sandbox.py), and
+the grader's sandboxes hold no solutions. The release refuses to write into an existing non-empty folder.
+"""
 
 from __future__ import annotations
 
-__all__ = ["HELP", "add_parser", "run"]
+import shutil
+from pathlib import Path
+
+from kata import curriculum
+from kata.pristine import write_snapshot
+from kata.project import Project, locate
+
+__all__ = ["HELP", "STUDENT_README", "add_parser", "release", "run"]
 
 HELP = "write the learners' copy (no solutions) into a new folder"
+
+TOP_FILES = ("pyproject.toml", "conftest.py", "CONTRACT.md", "LICENSE", "LICENSE.md", "LICENSE.txt", ".gitignore")
+FOLDERS = ("kata", "tests", "exercises")
+SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json"}
+
+STUDENT_README = """# device-kata
+
+Learn, once and for good, where a PyTorch tensor lives, by building the CelebA
+smile classifier of Raschka et al., *Machine Learning with PyTorch and
+Scikit-Learn* (chapter 14), on a laptop without a GPU as well as on a real one.
+
+```bash
+python3 -m venv .venv && source .venv/bin/activate    # Python 3.11 or newer
+pip install -e .
+pytest exercises
+```
+
+Every check fails at first: each exercise is a stub in `exercises/` that raises
+`NotImplementedError` with a pointer. Fill them in, in order, and rerun; the run
+ends with a table of where you stand and what to do next.
+
+| # | exercise | what it teaches |
+|---|----------|-----------------|
+__TABLE__
+
+- `kata list` shows the order, `kata hint NAME` a hint.
+- `pytest exercises/NAME.py` checks one exercise; `pytest exercises` all of them.
+- `CONTRACT.md` lists the names and behaviours each module must provide.
+- The checks marked `cuda` run on a simulated accelerator when there is no GPU.
+
+## Handing in
+
+Hand in your `exercises/` folder (its `.py` files, or a zip of them), as your
+teacher asks. It is graded with the same checks `pytest exercises` runs, in a
+sandbox.
+
+Your code may use what it needs: `torch`, `torchvision`, `numpy`, `matplotlib`,
+the standard library (`os`, `pathlib`, `logging`, `dataclasses`, ...), `tqdm`,
+`kata.celeba`, and your own helper modules beside your exercises (`from
+._helpers import ...`). Each check's points need two things: the check passes,
+and your functions, called again by the grader on inputs drawn for the grading
+run, give the reference's answers. Code that takes the checks' own helpers
+(`kata.checks`) earns nothing for what they compute.
+"""
+
+
+def _readme() -> str:
+    rows = [f"| {ex.number} | {ex.name} (`exercises/{ex.name}.py`) | {ex.teaches} |" for ex in curriculum.exercises()]
+    return STUDENT_README.replace("__TABLE__", "\n".join(rows))
+
+
+def _files(project: Project) -> list[tuple[str, Path]]:
+    picked = [(name, project.root / name) for name in TOP_FILES if (project.root / name).is_file()]
+    for folder in FOLDERS:
+        for path in sorted((project.root / folder).rglob("*")):
+            rel = path.relative_to(project.root)
+            if (path.is_file() and not path.is_symlink() and path.suffix != ".pyc" and not SKIP_PARTS & set(rel.parts)
+                    and rel.parts[:2] != ("tests", "selftest")):   # the grader's tests hold known-wrong solutions
+                picked.append((rel.as_posix(), path))
+    return picked
+
+
+def release(out: str | Path, project: Project | None = None) -> list[str]:
+    """Write the learners' copy into ``out`` (new or empty); returns the files written, relative to it."""
+    project = project or locate()
+    out = Path(out).expanduser().resolve()
+    if out == project.root or out.is_relative_to(project.root) and not out.is_relative_to(project.root / "dist"):
+        raise ValueError(f"{out} is inside the kata itself: choose a folder outside {project.root} (or under dist/)")
+    if out.exists() and (not out.is_dir() or any(out.iterdir())):
+        raise ValueError(f"{out} exists and is not empty: a release goes into a new folder")
+    written = []
+    for rel, path in _files(project):
+        dest = out / rel
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, dest)
+        written.append(rel)
+    (out / "README.md").write_text(_readme())
+    written.append("README.md")
+    # The stubs as handed out, for `kata reset NAME`.
+    written += [path.relative_to(out).as_posix() for path in write_snapshot(project.exercises, out)]
+    leaked = [rel for rel in written if rel.split("/")[0] == "solutions"]
+    if leaked:  # never: the filters above keep them out
+        shutil.rmtree(out)
+        raise RuntimeError(f"the release would have held solutions: {leaked}")
+    return sorted(written)
 
 
 def add_parser(sub):
@@ -18,8 +124,6 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from kata.grading.release import release
-
     written = release(args.out)
     print(f"wrote the learners' copy: {args.out} ({len(written)} files, no solutions/)")
     print(f"  try it: cd {args.out} && pip install -e . && pytest exercises   (every check fails on the stubs)")

@@ -1,4 +1,4 @@
-"""Grading a class: ``kata grade``, ``kata gradescope`` and ``kata release``.
+"""Grading a class: ``kata grade`` and ``kata gradescope``.
 
 A grade must be one a teacher can defend, and one a submission's own process
 cannot talk up. Each check's points rest on two things:
@@ -8,18 +8,12 @@ cannot talk up. Each check's points rest on two things:
    from pytest's own report log (kata/grading/runner.py);
 2. **the audit agrees**: the submission's contract functions, called again on
    inputs drawn for this run in a sandbox without the checks, gave the
-   reference's answers (kata/audit; compared outside, kata/grading/judge.py).
+   reference's answers (kata/audit; compared outside, kata/audit/reference.py).
    A check that passed while its audit disagrees earns nothing and the row says
    ``forged:`` (kata/grading/scoring.py).
 
-The modules, by role: :mod:`~kata.grading.intake` (taking a hand-in),
-:mod:`~kata.grading.vetting` (notes for review, never points),
-:mod:`~kata.grading.sandbox`, :mod:`~kata.grading.server` (in the sandbox),
-:mod:`~kata.grading.slots` (its grader side), :mod:`~kata.grading.runner`,
-:mod:`~kata.grading.judge`, :mod:`~kata.grading.scoring`,
-:mod:`~kata.grading.reports`, :mod:`~kata.grading.batch` (a whole run),
-:mod:`~kata.grading.gradescope` (the autograder bundle) and
-:mod:`~kata.grading.release` (the learners' copy).
+The other modules: intake (taking a hand-in), vetting (notes for review, never
+points), reports, batch (a whole run) and gradescope (the autograder bundle).
 
 Importing this package imports none of them.
 """

@@ -4,27 +4,26 @@ Submissions are graded ``jobs`` at a time, each job with its two servers
 (kata/grading/slots.py): the audit's records, then the checks. The reference
 solutions' check run goes first on the first job (or is reused from
 ``reference.json`` while nothing it depends on changed); their records are made
-here, with the run's fresh seed (kata/grading/judge.py). Once every submission's
+here, with the run's fresh seed (kata/audit/reference.py). Once every submission's
 processes have ended, the scores are computed and the reports written.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-import platform
 import queue
 import shutil
 import sys
 import tempfile
 import threading
 import time
-from importlib import metadata
 from pathlib import Path
 
+import kata
 from kata import curriculum
-from kata.grading import judge, sandbox
+from kata.audit.reference import Reference, fingerprint, new_seed, saved_run
+from kata.grading import sandbox
 from kata.grading.intake import GradeError, Submission, name_submissions
 from kata.grading.reports import class_table, write_outputs
 from kata.grading.runner import Graded, Job, grade_submission
@@ -33,46 +32,9 @@ from kata.grading.scoring import Scheme, Score, finish, score
 from kata.grading.slots import Slot
 from kata.project import Project, locate
 
-__all__ = ["fingerprint", "grade"]
+__all__ = ["grade"]
 
 REFERENCE_TIMEOUT = 900.0
-
-
-def _digest(project: Project) -> str:
-    import kata
-
-    package = Path(kata.__file__).resolve().parent
-    files = [project.root / "pyproject.toml", project.root / "conftest.py", *sorted(project.checks.glob("*.py")),
-             *sorted(project.solutions.glob("*.py")), *sorted(package.rglob("*.py")), *sorted(package.rglob("*.toml"))]
-    h = hashlib.sha256()
-    for f in files:
-        if f.is_file():
-            h.update(str(f.relative_to(f.parents[1])).encode() + b"\0" + f.read_bytes() + b"\0")
-    return h.hexdigest()
-
-
-def _version(dist: str) -> str:
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return "-"
-
-
-def fingerprint(project: Project, limits: Limits, plan: sandbox.Plan) -> dict:
-    """What the reference's check run depends on: a saved one is reused only while all of it matches."""
-    return {"assets": _digest(project), "python": platform.python_version(), "machine": platform.machine(),
-            **{d: _version(d) for d in ("torch", "torchvision", "pytest", "hypothesis", "pytest-reportlog")},
-            "slow": limits.slow, "test_timeout": limits.test_timeout, "memory_mb": limits.memory_mb,
-            "sandbox": plan.kind, "gpus": len(list(Path("/dev").glob("nvidia[0-9]*")))}
-
-
-def _saved(path: Path, expected: dict) -> dict | None:
-    try:
-        saved = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    ok = isinstance(saved, dict) and saved.get("fingerprint") == expected and isinstance(saved.get("results"), dict)
-    return saved if ok else None
 
 
 def _pytest_args(project: Project, limits: Limits) -> tuple[list[str], list[str]]:
@@ -111,7 +73,7 @@ def grade(paths: list[str | Path], out: str | Path, limits: Limits | None = None
 def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, project: Project, work: Path,
            progress: bool, echo) -> list[Score]:
     start = time.monotonic()
-    ref = judge.Reference(project, judge.new_seed(), work)
+    ref = Reference(project, new_seed(), work)
     os.chmod(work / "audit-data", 0o755)
     plan = sandbox.plan(limits.isolate, Roots(project, ref.data))
     if plan.kind == "refused":
@@ -133,8 +95,9 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
         ref.make()
         for thread in starting:
             thread.join()
-        fp = fingerprint(project, limits, plan)
-        saved = _saved(reference_path, fp)
+        fp = fingerprint(project, slow=limits.slow, test_timeout=limits.test_timeout, memory_mb=limits.memory_mb,
+                         sandbox=plan.kind)
+        saved = saved_run(reference_path, fp)
         if saved is None:
             reference_run = grade_submission(pool[0], Submission("reference", project.solutions),
                                              REFERENCE_TIMEOUT, reference=True)
@@ -161,8 +124,6 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
         finish(g, scheme.checks, limits.timeout)
         scores.append(score(g, scheme, ref.verdicts(g.records)))
     seconds = time.monotonic() - start
-    import kata
-
     extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
              "seconds": round(seconds, 1), "jobs": len(pool), "seed": ref.seed, "checks": len(scheme.checks),
              "points_resting_on_the_process": round(scheme.resting_on_the_process(), 2)}
@@ -181,38 +142,32 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
 
 
 def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
+    """Each submission on the first free job, in order; the first error ends the run."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from tqdm import tqdm
 
-    todo: queue.Queue = queue.Queue()
-    for i, sub in enumerate(subs):
-        todo.put((i, sub))
-    found: dict[int, Graded] = {}
-    bar = tqdm(total=len(subs), desc="kata grade", unit="submission", disable=not progress or not subs,
-               file=sys.stderr, dynamic_ncols=True, mininterval=0.5)
-    errors: list[BaseException] = []
+    free: queue.Queue = queue.Queue()
+    for job in pool:
+        free.put(job)
 
-    def work(job: Job) -> None:
-        while not errors:
-            try:
-                i, sub = todo.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                found[i] = grade_submission(job, sub)
-            except BaseException as exc:  # noqa: BLE001 - raised again in the main thread
-                errors.append(exc)
-                return
-            bar.update(1)
-            bar.set_postfix_str(sub.name, refresh=False)
+    def one(sub: Submission) -> Graded:
+        job = free.get()
+        try:
+            return grade_submission(job, sub)
+        finally:
+            free.put(job)
 
-    threads = [threading.Thread(target=work, args=(job,), daemon=True) for job in pool]
-    try:
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        bar.close()
-    if errors:
-        raise errors[0]
-    return [found[i] for i in range(len(subs))]
+    graded = []
+    with ThreadPoolExecutor(len(pool)) as workers, tqdm(
+            total=len(subs), desc="kata grade", unit="submission", disable=not progress or not subs,
+            file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
+        try:
+            for g in workers.map(one, subs):
+                graded.append(g)
+                bar.update(1)
+                bar.set_postfix_str(g.name, refresh=False)
+        except BaseException:
+            workers.shutdown(wait=False, cancel_futures=True)
+            raise
+    return graded

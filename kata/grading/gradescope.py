@@ -1,33 +1,15 @@
 """``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade``.
 
-Gradescope (Autograder Specifications) builds an image from a zip holding
-``setup.sh`` and ``run_autograder`` at its root, extracted into
-``/autograder/source``; it runs ``setup.sh`` once, as root, when it builds the
-image, and ``run_autograder`` once per submission, as root, from
-``/autograder``, with the student's files in ``/autograder/submission``; it
-reads the grade from ``/autograder/results/results.json``.
-
-The bundle written here holds:
-
-* ``device-kata/``: the kata's own source (the package, the checks, the
-  reference solutions, the stubs, pyproject.toml with torch and torchvision
-  pinned), installed by setup.sh with ``pip install -e``;
-* ``setup.sh``: bubblewrap (where the image's package manager has it), a
-  Python 3.11+ virtual environment in /autograder/venv with the kata in it
-  (CPU wheels of torch by default), the reference solutions and the grader's
-  folders readable by root only, then one run of the reference solutions,
-  saved as /autograder/source/reference.json;
-* ``run_autograder``: ``python -m kata grade`` run from the bundle's own copy
-  (``KATA_HOME`` and the current folder point at it, so a local trial with
-  another Python still grades with the bundle's kata), one job, the limits
-  chosen when the bundle was written. ``kata grade`` runs the graded code as
-  an unprivileged user of its own (it runs as root here), ends all of its
-  processes, and only then writes results.json (atomically, as root, in a
-  folder that user can't write). If the grader itself fails, a results.json
-  still says so.
-
-``KATA_AUTOGRADER_ROOT`` moves /autograder and ``KATA_PYTHON`` picks the
-interpreter, to try the scripts on another machine (the self-tests do).
+Gradescope (Autograder Specifications) builds an image from a zip with
+``setup.sh`` and ``run_autograder`` at its root (in ``/autograder/source``):
+``setup.sh`` runs once, as root, when the image is built; ``run_autograder``
+once per submission, as root, with the student's files in
+``/autograder/submission``, and the grade is read from
+``/autograder/results/results.json``. The bundle holds those two scripts (each
+says what it does), a README.txt, and ``device-kata/``: the kata's own source
+(the package, the checks, the reference solutions, the stubs), which setup.sh
+installs. ``KATA_AUTOGRADER_ROOT`` moves /autograder and ``KATA_PYTHON`` picks
+the interpreter, to try the scripts on another machine (the self-tests do).
 """
 
 from __future__ import annotations
@@ -126,7 +108,7 @@ the rest is the grader's. setup.sh installs the kata (and bubblewrap) and checks
 the reference solutions once; run_autograder grades each submission with the
 bundle's own `kata grade`, as an unprivileged user, and writes
 /autograder/results/results.json. Students submit their exercises/ folder (or
-its six .py files, or a zip of either).
+its .py files, or a zip of either).
 
 Grading options baked in: __OPTIONS__
 """

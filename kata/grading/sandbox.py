@@ -203,9 +203,8 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
 
 def _cgroups() -> tuple[str | None, str]:
     if (CGROUP_ROOT / "cgroup.controllers").is_file():
-        wanted = {"memory", "pids"}
         have = set((CGROUP_ROOT / "cgroup.controllers").read_text().split())
-        return ("v2", "") if wanted <= have and os.access(CGROUP_ROOT, os.W_OK) else \
+        return ("v2", "") if {"memory", "pids"} <= have and os.access(CGROUP_ROOT, os.W_OK) else \
             (None, "cgroup v2 without the memory and pids controllers here")
     if all(os.access(CGROUP_ROOT / c, os.W_OK) for c in ("memory", "pids")):
         return "v1", ""

@@ -1,7 +1,7 @@
 """Points: each check's weight and facets, from the reference's run, and each submission's score.
 
 The reference solutions are checked first, in the same sandbox and with the
-same options (kata/grading/reference.py). That run lists the checks and fixes
+same options (kata/grading/batch.py). That run lists the checks and fixes
 each one's weight: exercise X's points (kata/curriculum.toml) are shared
 equally among X's checks that the reference passes here; a check it skips (a
 slow check without ``--slow``) or fails carries none, with a warning for a

@@ -23,6 +23,7 @@ child holds none of its pipes. A server that dies or stops answering is replaced
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import importlib
 import json
@@ -174,13 +175,11 @@ def _end_others(child: int) -> None:
     """Every process this server can reach but itself: the child's leftovers, whatever they did."""
     bubblewrap = os.environ.get("KATA_SANDBOX") == "bubblewrap"
     for _ in range(50):
-        try:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
             if bubblewrap or os.environ.get("KATA_SANDBOX") == "user":
                 os.kill(-1, signal.SIGKILL)   # a PID namespace (or a user) of its own: all but itself and init
             else:
                 os.killpg(child, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
         try:
             while os.waitpid(-1, os.WNOHANG)[0]:
                 pass
@@ -194,33 +193,26 @@ def _wipe(folder: Path) -> None:
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry, ignore_errors=True)
         else:
-            try:
+            with contextlib.suppress(OSError):
                 entry.unlink()
-            except OSError:
-                pass
 
 
 def _read(path: Path, limit: int) -> str:
-    try:
-        with open(path, "rb") as f:
-            return f.read(limit).decode("utf-8", "replace")
-    except OSError:
-        return ""
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        return f.read(limit).decode("utf-8", "replace")
+    return ""
 
 
 def _output(path: Path) -> tuple[str, int]:
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as f:
-            head = f.read(OUTPUT_KEEP)
-            if size > 2 * OUTPUT_KEEP:
-                f.seek(size - OUTPUT_KEEP)
-                head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode() + f.read()
-            else:
-                head += f.read()
-        return head.decode("utf-8", "replace"), size
-    except OSError:
-        return "", 0
+    """The child's output, its head and tail when long, and its size."""
+    with contextlib.suppress(OSError), open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        head = f.read(OUTPUT_KEEP)
+        if size > 2 * OUTPUT_KEEP:
+            f.seek(size - OUTPUT_KEEP)
+            head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode()
+        return (head + f.read()).decode("utf-8", "replace"), size
+    return "", 0
 
 
 def _serve(role: str, request: dict) -> dict:

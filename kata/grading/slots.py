@@ -10,6 +10,7 @@ with it: its processes (by their cgroup, or their ancestry), its folder.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
@@ -70,15 +71,10 @@ def _below(pid: int) -> list[int]:
 
 def _private_bytes(pid: int) -> int:
     """Memory a process holds of its own (not what it shares with the server it was forked from)."""
-    try:
-        text = Path(f"/proc/{pid}/smaps_rollup").read_text()
-    except OSError:
-        return 0
-    total = 0
-    for line in text.splitlines():
-        if line.startswith(("Private_Clean:", "Private_Dirty:", "Swap:")):
-            total += int(line.split()[1]) * 1024
-    return total
+    with contextlib.suppress(OSError):
+        return sum(int(line.split()[1]) * 1024 for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
+                   if line.startswith(("Private_Clean:", "Private_Dirty:", "Swap:")))
+    return 0
 
 
 @dataclass
@@ -159,19 +155,15 @@ class Slot:
         if self.process is not None:
             for pid in [*_below(self.process.pid), self.process.pid]:
                 _kill(pid)
-            _killpg(self.process.pid)
-            try:
+            _kill(self.process.pid, group=True)
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                pass
             self.process = None
         for d in self.cgroup:
             for pid in _pids_of(d):
                 _kill(pid)
-            try:
+            with contextlib.suppress(OSError):
                 d.rmdir()
-            except OSError:
-                pass
         self.cgroup = []
         if self.log is not None:
             self.log.close()
@@ -195,11 +187,9 @@ class Slot:
         return None
 
     def _log_tail(self) -> str:
-        try:
-            lines = (self.work / f"{self.role}-{self.index}.log").read_text(errors="replace").strip().splitlines()
-        except OSError:
-            lines = []
-        return lines[-1] if lines else "no message"
+        with contextlib.suppress(OSError, IndexError):
+            return (self.work / f"{self.role}-{self.index}.log").read_text(errors="replace").strip().splitlines()[-1]
+        return "no message"
 
     # --- cgroups (as root, where the machine has them) --------------------------------------------
 
@@ -234,10 +224,8 @@ class Slot:
 
     def _limit_cgroup(self, limit: int) -> None:
         memory = self.cgroup[0] / ("memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes")
-        try:
+        with contextlib.suppress(OSError):
             _write(memory, str(limit))
-        except OSError:
-            pass
 
 
 def _write(path: Path, text: str) -> None:
@@ -246,35 +234,23 @@ def _write(path: Path, text: str) -> None:
 
 
 def _cmdline(pid: int) -> bytes:
-    try:
+    with contextlib.suppress(OSError):
         return Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return b""
+    return b""
 
 
 def _resident(pid: int) -> int:
-    try:
+    with contextlib.suppress(OSError, ValueError, IndexError):
         return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return 0
+    return 0
 
 
 def _pids_of(cgroup: Path) -> list[int]:
-    try:
+    with contextlib.suppress(OSError, ValueError):
         return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
-    except (OSError, ValueError):
-        return []
+    return []
 
 
-def _kill(pid: int) -> None:
-    try:
-        os.kill(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
+def _kill(pid: int, group: bool = False) -> None:
+    with contextlib.suppress(OSError):
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)

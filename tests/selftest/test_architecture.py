@@ -13,6 +13,7 @@ from kata.project import locate
 
 PACKAGE = locate().root / "kata"
 MAX_LINES = 500
+GRADER_LINES = 2000   # kata/grading: a grader on standard tools (bubblewrap, prlimit, pytest's report log), not its own
 SUB_PACKAGES = {"harness", "checks", "sim", "data", "commands", "grading"}
 
 
@@ -61,6 +62,13 @@ def test_the_package_is_in_sub_packages_by_role():
 def test_no_module_is_longer_than_about_500_lines(name):
     lines = MODULES[name].read_text().count("\n")
     assert lines <= MAX_LINES, f"{MODULES[name].relative_to(PACKAGE.parent)} has {lines} lines: split it by role"
+
+
+def test_the_grader_stays_within_its_budget():
+    files = sorted(p for p in (PACKAGE / "grading").rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+    lines = sum(p.read_text().count("\n") for p in files)
+    assert lines <= GRADER_LINES, (f"kata/grading holds {lines} lines, more than {GRADER_LINES}: what a standard tool "
+                                   "does (bubblewrap, prlimit, cgroups, pytest's report log) belongs to that tool")
 
 
 @pytest.mark.parametrize("name", sorted(MODULES))
