@@ -31,8 +31,10 @@ def train_epoch(model, dl, loss_fn, optimizer, device):
     - `mean_loss`: the batch losses weighted by batch size, summed, divided by
       `len(dl.dataset)`; `accuracy`: the share of samples whose prediction
       (probability >= 0.5) matches the label. Both Python floats.
-    - At most ONE device-to-host synchronisation in the whole epoch, however
-      many batches it has.
+    - At most ONE synchronisation in the whole epoch, however many batches it
+      has: a moment the host waits for the device, whether to read a value
+      on the host (a Python number, a copy on the CPU, a printout) or because
+      a copy TO the device blocks until it is done.
     - Nothing of a batch's autograd graph outlives its batch: what the running
       sums keep is numbers, not graphs.
 

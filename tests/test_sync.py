@@ -38,12 +38,13 @@ from kata.harness.target import target_of
 
 SYNC_LESSON = (
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
-    "finished all the work queued so far, so the GPU sits idle while Python prepares the next batch. Keep the "
-    "running sums as tensors on the device (loss_sum += loss.detach() * n) and turn them into Python numbers "
-    "once, after the last batch")
+    "finished all the work queued so far, so the GPU sits idle while Python prepares the next batch; so does a "
+    "copy to the device that blocks (x.to(device) without non_blocking=True: move batches with "
+    "x.to(device, non_blocking=True)). Keep the running sums as tensors on the device (loss_sum += "
+    "loss.detach() * n) and turn them into Python numbers once, after the last batch")
 
 
-MOVE_ADVICE = ("Move every batch (x = x.to(device), y = y.to(device)), and make the running sums on the device "
+MOVE_ADVICE = ("Move every batch (x = x.to(device, non_blocking=True), and y too), and make the running sums on the device "
                "(torch.zeros((), device=device)): an in-place += into a CPU tensor can't take a device tensor; the "
                "check can't tell which of these it was.")
 BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x.to(device)` RETURNS the moved tensor and "
@@ -166,7 +167,7 @@ def test_train_epoch_keeps_no_autograd_graph_in_its_sums(sync):
     fail_if(graph_kept(kept))
 
 
-@pytest.mark.audit("types", observed="the accuracy train_epoch gives for a model that says exactly 0.5")
+@pytest.mark.audit("half")
 def test_train_epoch_counts_a_probability_of_one_half_as_a_smile(sync):
     # A model that says exactly 0.5 for every image: the book's `pred >= 0.5` predicts 1 for each.
     model, train_dl, _, _ = tiny_setup(model=HalfModel())

@@ -387,7 +387,7 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
             "so no autograd graph is built for nothing")
 
 
-@pytest.mark.audit("types", observed="the accuracy train and evaluate give for a model that says exactly 0.5")
+@pytest.mark.audit("half")
 def test_a_probability_of_one_half_counts_as_a_smile(training):
     # A model that says exactly 0.5 for every image (and never learns): the book's `pred >= 0.5`
     # predicts 1 for each, so the accuracy is the share of labels that are 1.

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from collections import OrderedDict, defaultdict, namedtuple
 
-__all__ = ["Pair", "loader", "nest", "tensor", "tiny_data", "tiny_model"]
+__all__ = ["DTYPES", "Pair", "half_model", "loader", "nest", "tensor", "tiny_data", "tiny_model"]
 
 Pair = namedtuple("Pair", ["first", "second"])
 DTYPES = ("float32", "float64", "int64", "int32", "bool")
@@ -62,6 +62,22 @@ def tiny_model(seed: int, dropout: bool = False):
     torch.manual_seed(seed)
     layers = [nn.Flatten(), nn.Linear(3 * 4 * 4, 1), nn.Sigmoid()]
     return nn.Sequential(*([nn.Dropout(0.5)] if dropout else []) + layers)
+
+
+def half_model():
+    """A model that says exactly 0.5 for every input, however it is trained (its one weight gets a zero gradient)."""
+    import torch
+    from torch import nn
+
+    class Half(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = nn.Parameter(torch.zeros(3 * 4 * 4, 1))
+
+        def forward(self, x):
+            return 0.5 + 0.0 * (x.flatten(1) @ self.weight)
+
+    return Half()
 
 
 def tiny_data(draw, n: int):

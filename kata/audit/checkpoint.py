@@ -102,16 +102,16 @@ def _saved(mod, draw, ctx, name, device=None, kind="floats"):
     return path, model, optimizer, dl
 
 
-def file(mod, draw, ctx):
+def _file(mod, draw, ctx):
     path, *_ = _saved(mod, draw, ctx, "file")
     return {**_read(path), "others": len([p for p in path.parent.iterdir() if p != path])}
 
 
-def file_kinds(mod, draw, ctx):
+def _file_kinds(mod, draw, ctx):
     return {kind: _read(_saved(mod, draw, ctx, f"kind-{kind}", kind=kind)[0]) for kind in KINDS}
 
 
-def device_file(mod, draw, ctx):
+def _device_file(mod, draw, ctx):
     import torch
 
     path, *_ = _saved(mod, draw, ctx, "device", ctx.accelerator)
@@ -120,7 +120,7 @@ def device_file(mod, draw, ctx):
     return {"device_tags": sum(t != "cpu" for t in tags), "read": _read(path)}
 
 
-def device_history(mod, draw, ctx):
+def _device_history(mod, draw, ctx):
     return _read(_saved(mod, draw, ctx, "seed", ctx.accelerator, kind="seed")[0])
 
 
@@ -159,17 +159,17 @@ def _loaded(mod, draw, path, dl, device=None, load_device=None, optimizer=True):
     return found
 
 
-def load(mod, draw, ctx):
+def _load(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "load")
     return _loaded(mod, draw, path, dl)
 
 
-def load_model_only(mod, draw, ctx):
+def _load_model_only(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "model-only")
     return _loaded(mod, draw, path, dl, optimizer=False)
 
 
-def round_trip(mod, draw, ctx):
+def _round_trip(mod, draw, ctx):
     found = []
     for n in (0, draw.int(1, 4), draw.int(1, 4)):
         model, optimizer = _fresh(draw)
@@ -189,7 +189,7 @@ class RunsCode:
         return exec, (self.code,)
 
 
-def refuses(mod, draw, ctx):
+def _refuses(mod, draw, ctx):
     import torch
 
     path, _, _, _ = _saved(mod, draw, ctx, "refuses")
@@ -209,30 +209,30 @@ def refuses(mod, draw, ctx):
     return {"raised": raised, "ran": marker.exists(), "unchanged": before == [typed(p) for p in model.parameters()]}
 
 
-def device_none(mod, draw, ctx):
+def _device_none(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "device-none")
     return _loaded(mod, draw, path, dl, device=ctx.accelerator)
 
 
-def device_moved(mod, draw, ctx):
+def _device_moved(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "device-moved")
     return _loaded(mod, draw, path, dl, load_device=ctx.accelerator)
 
 
-def device_resume(mod, draw, ctx):
+def _device_resume(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "device-resume", ctx.accelerator)
     return _loaded(mod, draw, path, dl, device=ctx.accelerator)
 
 
-def elsewhere(mod, draw, ctx):
+def _elsewhere(mod, draw, ctx):
     path, _, _, dl = _saved(mod, draw, ctx, "elsewhere", ctx.accelerator)
     return [_loaded(mod, draw, path, dl), _loaded(mod, draw, path, dl, load_device="cpu")]
 
 
-RECORDS = {"file": file, "file.kinds": file_kinds, "device.file": device_file, "device.history": device_history,
-           "load": load, "load.model_only": load_model_only, "round_trip": round_trip, "refuses": refuses,
-           "device_none": device_none, "device.moved": device_moved, "device.resume": device_resume,
-           "elsewhere": elsewhere}
+RECORDS = {"file": _file, "file.kinds": _file_kinds, "device.file": _device_file, "device.history": _device_history,
+           "load": _load, "load.model_only": _load_model_only, "round_trip": _round_trip, "refuses": _refuses,
+           "device_none": _device_none, "device.moved": _device_moved, "device.resume": _device_resume,
+           "elsewhere": _elsewhere}
 
 
 # --- how the records are read: the reference's file says what to look for in the submission's ---------

@@ -19,7 +19,7 @@ META = "meta"
 CONTAINERS = ("dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple")
 
 
-def pick_device(mod, draw, ctx):
+def _pick_device(mod, draw, ctx):
     import torch
 
     found = []
@@ -34,7 +34,7 @@ def pick_device(mod, draw, ctx):
     return found
 
 
-def device_of_tensors(mod, draw, ctx):
+def _device_of_tensors(mod, draw, ctx):
     found = []
     for _ in range(4):
         t = tensor(draw)
@@ -42,7 +42,7 @@ def device_of_tensors(mod, draw, ctx):
     return found
 
 
-def device_of_modules(mod, draw, ctx):
+def _device_of_modules(mod, draw, ctx):
     import torch
     from torch import nn
 
@@ -53,7 +53,7 @@ def device_of_modules(mod, draw, ctx):
     return found + [typed(mod.device_of(buffers.to(META))), typed(mod.device_of(nn.ReLU()))]
 
 
-def device_of_others(mod, draw, ctx):
+def _device_of_others(mod, draw, ctx):
     import numpy as np
 
     others = [draw.int(-9, 9), draw.int(-9, 9) / 4, "x", None, [draw.int(0, 5)], (1, 2), np.float32(draw.int(0, 9)),
@@ -61,7 +61,7 @@ def device_of_others(mod, draw, ctx):
     return [typed(mod.device_of(v)) for v in draw.shuffled(others)]
 
 
-def device_of_scenes(mod, draw, ctx):
+def _device_of_scenes(mod, draw, ctx):
     """The seed's questions: assignment, Module.to, a Tensor.to thrown away, 0 + sum(), .float()."""
     import torch
     from torch import nn
@@ -79,7 +79,7 @@ def device_of_scenes(mod, draw, ctx):
             "float": [typed(mod.device_of(x)) for x in (total, total.float())]}
 
 
-def device_of_accelerator(mod, draw, ctx):
+def _device_of_accelerator(mod, draw, ctx):
     import torch
     from torch import nn
 
@@ -92,7 +92,7 @@ def device_of_accelerator(mod, draw, ctx):
             "assignment": [typed(mod.device_of(x)) for x in (a, b, a.cpu())]}
 
 
-def to_device_nests(mod, draw, ctx):
+def _to_device_nests(mod, draw, ctx):
     found = []
     for _ in range(4):
         obj = nest(draw)
@@ -101,7 +101,7 @@ def to_device_nests(mod, draw, ctx):
     return found
 
 
-def to_device_kinds(mod, draw, ctx):
+def _to_device_kinds(mod, draw, ctx):
     found = {}
     for kind in draw.shuffled(CONTAINERS):
         inner = Pair(tensor(draw, "float32", 1), tensor(draw, "int64", 1))
@@ -119,12 +119,12 @@ def _container(kind: str, items: dict, inner):
     return {"named tuple": Pair(inner, 3), "list": [inner, 3], "tuple": (inner, 3)}[kind]
 
 
-def to_device_accelerator(mod, draw, ctx):
+def _to_device_accelerator(mod, draw, ctx):
     obj = nest(draw)
     return {"out": typed(mod.to_device(obj, ctx.accelerator)), "input": typed(obj)}
 
 
-def to_python_nests(mod, draw, ctx):
+def _to_python_nests(mod, draw, ctx):
     found = []
     for _ in range(4):
         obj = nest(draw)
@@ -132,13 +132,13 @@ def to_python_nests(mod, draw, ctx):
     return found
 
 
-def to_python_scalars(mod, draw, ctx):
+def _to_python_scalars(mod, draw, ctx):
     """Keyed as the check's cases are: 'torch.DTYPE-REQUIRES_GRAD'."""
     cases = [(dtype, False) for dtype in draw.shuffled(DTYPES)] + [("float32", True)]
     return {f"torch.{dtype}-{grad}": typed(mod.to_python(tensor(draw, dtype, 0, grad=grad))) for dtype, grad in cases}
 
 
-def to_python_numpy(mod, draw, ctx):
+def _to_python_numpy(mod, draw, ctx):
     import numpy as np
 
     values = (np.float64(draw.int(0, 99) / 8), np.float32(draw.int(0, 99) / 4), np.int64(draw.int(-9, 9)),
@@ -146,7 +146,7 @@ def to_python_numpy(mod, draw, ctx):
     return {str(v.dtype): typed(mod.to_python(v)) for v in draw.shuffled(values)}
 
 
-def to_python_grad(mod, draw, ctx):
+def _to_python_grad(mod, draw, ctx):
     import torch
 
     loss = (torch.ones(draw.int(1, 4), requires_grad=True) * draw.int(1, 5)).sum()
@@ -154,7 +154,7 @@ def to_python_grad(mod, draw, ctx):
                                 tensor(draw, "float32", 1, grad=True)]))
 
 
-def to_python_accelerator(mod, draw, ctx):
+def _to_python_accelerator(mod, draw, ctx):
     import torch
 
     acc = ctx.accelerator
@@ -174,7 +174,7 @@ def _write(t) -> None:
             t.add_(1)
 
 
-def host_copy(mod, draw, ctx):
+def _host_copy(mod, draw, ctx):
     """Each result, then each written in turn: what the other holds afterwards shows shared memory."""
     import torch
 
@@ -192,7 +192,7 @@ def host_copy(mod, draw, ctx):
     return found
 
 
-def host_copy_view(mod, draw, ctx):
+def _host_copy_view(mod, draw, ctx):
     import torch
 
     base = torch.rand(3, 4, generator=draw.generator()) * 10
@@ -204,19 +204,20 @@ def host_copy_view(mod, draw, ctx):
     return found
 
 
-def host_copy_accelerator(mod, draw, ctx):
+def _host_copy_accelerator(mod, draw, ctx):
     t = (tensor(draw, "float32", 2, grad=False).to(ctx.accelerator) * 2).requires_grad_()
     return typed(mod.host_copy(t))
 
 
-RECORDS = {"pick_device": pick_device, "device_of.tensors": device_of_tensors, "device_of.modules": device_of_modules,
-           "device_of.others": device_of_others, "device_of.scenes": device_of_scenes,
-           "device_of.accelerator": device_of_accelerator, "to_device.nests": to_device_nests,
-           "to_device.kinds": to_device_kinds, "to_device.accelerator": to_device_accelerator,
-           "to_python.nests": to_python_nests, "to_python.scalars": to_python_scalars,
-           "to_python.numpy": to_python_numpy, "to_python.grad": to_python_grad,
-           "to_python.accelerator": to_python_accelerator, "host_copy": host_copy, "host_copy.view": host_copy_view,
-           "host_copy.accelerator": host_copy_accelerator}
+RECORDS = {"pick_device": _pick_device, "device_of.tensors": _device_of_tensors,
+           "device_of.modules": _device_of_modules, "device_of.others": _device_of_others,
+           "device_of.scenes": _device_of_scenes,
+           "device_of.accelerator": _device_of_accelerator, "to_device.nests": _to_device_nests,
+           "to_device.kinds": _to_device_kinds, "to_device.accelerator": _to_device_accelerator,
+           "to_python.nests": _to_python_nests, "to_python.scalars": _to_python_scalars,
+           "to_python.numpy": _to_python_numpy, "to_python.grad": _to_python_grad,
+           "to_python.accelerator": _to_python_accelerator, "host_copy": _host_copy, "host_copy.view": _host_copy_view,
+           "host_copy.accelerator": _host_copy_accelerator}
 
 
 def _device_type(node):

@@ -27,14 +27,14 @@ def _built(mod, seed: int):
     return mod.build_model()
 
 
-def kind(mod, draw, ctx):
+def _kind(mod, draw, ctx):
     from torch import nn
 
     net = mod.build_model()
     return {"sequential": isinstance(net, nn.Sequential), "module": isinstance(net, nn.Module)}
 
 
-def layers(mod, draw, ctx):
+def _layers(mod, draw, ctx):
     """Each leaf layer's class and output shape, in the order they run on a random batch."""
     import torch
 
@@ -49,11 +49,11 @@ def layers(mod, draw, ctx):
     return {"ran": ran, "declared": [type(m).__name__ for m in _leaves(net)]}
 
 
-def count(mod, draw, ctx):
+def _count(mod, draw, ctx):
     return sum(p.numel() for p in mod.build_model().parameters())
 
 
-def output(mod, draw, ctx):
+def _output(mod, draw, ctx):
     import torch
 
     batch = draw.int(1, 3)
@@ -62,7 +62,7 @@ def output(mod, draw, ctx):
         return typed(net(torch.rand(batch, 3, 64, 64, generator=draw.generator())))
 
 
-def initial(mod, draw, ctx):
+def _initial(mod, draw, ctx):
     """The weighted layers' parameters under a fresh seed (the reference's are the book's)."""
     net = _built(mod, draw.seed())
     weighted = [m for m in _leaves(net) if list(m.parameters(recurse=False))]
@@ -70,11 +70,11 @@ def initial(mod, draw, ctx):
                                 for p in m.parameters(recurse=False)]] for i, m in enumerate(weighted)]
 
 
-def placement(mod, draw, ctx):
+def _placement(mod, draw, ctx):
     return sorted({p.device.type for p in mod.build_model().parameters()})
 
 
-def fresh(mod, draw, ctx):
+def _fresh(mod, draw, ctx):
     """Two models, the first one's parameters written to: the second's, before and after."""
     import torch
 
@@ -86,7 +86,7 @@ def fresh(mod, draw, ctx):
     return {"before": before, "after": [typed(p, "digest") for p in second.parameters()]}
 
 
-def dropout(mod, draw, ctx):
+def _dropout(mod, draw, ctx):
     import torch
 
     net = mod.build_model()
@@ -100,8 +100,8 @@ def dropout(mod, draw, ctx):
     return [typed(v) for v in (a, b, c, d)]
 
 
-RECORDS = {"kind": kind, "layers": layers, "count": count, "output": output, "initial": initial,
-           "placement": placement, "fresh": fresh, "dropout": dropout}
+RECORDS = {"kind": _kind, "layers": _layers, "count": _count, "output": _output, "initial": _initial,
+           "placement": _placement, "fresh": _fresh, "dropout": _dropout}
 
 
 def _probabilities(node):

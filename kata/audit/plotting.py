@@ -133,7 +133,7 @@ def _guarded(call, *args):
             plt.close(num)
 
 
-def plot_values(mod, draw, ctx):
+def _plot_values(mod, draw, ctx):
     values = _values(draw, draw.int(1, 6))
     history = _history(draw, values)
     before = typed([list(h) for h in history])
@@ -150,11 +150,11 @@ def _plots(mod, draw, cases, device=None):
     return found
 
 
-def plot_kinds(mod, draw, ctx):
+def _plot_kinds(mod, draw, ctx):
     return _plots(mod, draw, ENTRIES)
 
 
-def plot_named(mod, draw, ctx):
+def _plot_named(mod, draw, ctx):
     found = {}
     for named in (False, True):
         values = _values(draw, draw.int(2, 5))
@@ -162,11 +162,11 @@ def plot_named(mod, draw, ctx):
     return found
 
 
-def plot_accelerator(mod, draw, ctx):
+def _plot_accelerator(mod, draw, ctx):
     return _plots(mod, draw, ON_DEVICE, ctx.accelerator)
 
 
-def plot_render(mod, draw, ctx):
+def _plot_render(mod, draw, ctx):
     values = _values(draw, draw.int(2, 5))
     fig, refused = _guarded(lambda: mod.plot_history(_history(draw, values, SEED)))
     buffer = io.BytesIO()
@@ -187,7 +187,7 @@ def _thumbnail(data: bytes) -> list[int] | None:
         return None
 
 
-def live(mod, draw, ctx, how: str = "keyword str"):
+def _live(mod, draw, ctx, how: str = "keyword str"):
     """A LivePlot(path) driven epoch by epoch: each figure, the first figure again at the end, each PNG."""
     import matplotlib
 
@@ -213,7 +213,7 @@ def live(mod, draw, ctx, how: str = "keyword str"):
     return found
 
 
-def live_no_path(mod, draw, ctx):
+def _live_no_path(mod, draw, ctx):
     import contextlib
     import os
 
@@ -226,7 +226,7 @@ def live_no_path(mod, draw, ctx):
     return sorted(os.listdir(folder))
 
 
-def live_accelerator(mod, draw, ctx):
+def _live_accelerator(mod, draw, ctx):
     values = _values(draw, draw.int(2, 3))
     history = _history(draw, values, SEED, device=ctx.accelerator)
 
@@ -239,10 +239,10 @@ def live_accelerator(mod, draw, ctx):
     return _guarded(run)[0]
 
 
-RECORDS = {"plot": plot_values, "plot.kinds": plot_kinds, "plot.named": plot_named,
-           "plot.accelerator": plot_accelerator, "plot.render": plot_render, "live": live,
-           "live.positional": lambda mod, draw, ctx: live(mod, draw, ctx, "positional Path"),
-           "live.no_path": live_no_path, "live.accelerator": live_accelerator}
+RECORDS = {"plot": _plot_values, "plot.kinds": _plot_kinds, "plot.named": _plot_named,
+           "plot.accelerator": _plot_accelerator, "plot.render": _plot_render, "live": _live,
+           "live.positional": lambda mod, draw, ctx: _live(mod, draw, ctx, "positional Path"),
+           "live.no_path": _live_no_path, "live.accelerator": _live_accelerator}
 
 
 # --- how a figure is read ---------------------------------------------------------------------

@@ -8,35 +8,38 @@ these records for the numbers.
 from __future__ import annotations
 
 from kata.audit import Facet, close, project, typed
-from kata.audit._draws import loader, tiny_model
+from kata.audit._draws import half_model, loader, tiny_model
 
 __all__ = ["FACETS", "RECORDS"]
 
 
-def _epoch(mod, draw, device=None, eval_first=False):
+def _one_epoch(mod, draw, device=None, model=None):
     import torch
     from torch import nn
 
-    model = tiny_model(draw.seed())
+    model = tiny_model(draw.seed()) if model is None else model
     dl = loader(draw, draw.int(5, 24), draw.int(2, 5))
     if device is not None:
         model.to(device)
-    if eval_first:
-        model.eval()
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
     result = mod.train_epoch(model, dl, nn.BCELoss(), optimizer, device or torch.device("cpu"))
     return {"result": typed(result), "after": [typed(p) for p in model.parameters()]}
 
 
-def epoch(mod, draw, ctx):
-    return _epoch(mod, draw)
+def _epoch(mod, draw, ctx):
+    return _one_epoch(mod, draw)
 
 
-def epoch_device(mod, draw, ctx):
-    return _epoch(mod, draw, device=ctx.accelerator)
+def _epoch_device(mod, draw, ctx):
+    return _one_epoch(mod, draw, device=ctx.accelerator)
 
 
-RECORDS = {"epoch": epoch, "epoch.device": epoch_device}
+def _half(mod, draw, ctx):
+    """A model that says exactly 0.5 (the book's `pred >= 0.5` predicts a smile): the accuracy is the share of 1s."""
+    return _one_epoch(mod, draw, model=half_model())["result"]
+
+
+RECORDS = {"epoch": _epoch, "epoch.device": _epoch_device, "half": _half}
 
 
 def _kinds(node):
@@ -52,6 +55,8 @@ FACETS = {
                      record="epoch"),
     "weights": Facet("after the epoch, the model's weights are the book loop's",
                      project(lambda f: f["after"], close(1e-5, 1e-6)), record="epoch"),
+    "half": Facet("a probability of exactly 0.5 counts as a smile (pred >= 0.5)",
+                  project(lambda result: result["v"][1], close(1e-6, 1e-9))),
     "device.types": Facet("on the accelerator: (mean_loss, accuracy) as Python floats",
                           project(lambda f: _kinds(f["result"])), record="epoch.device"),
     "device.placement": Facet("on the accelerator: the model stays there",

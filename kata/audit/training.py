@@ -9,7 +9,7 @@ untouched, on the device it was moved to, or not. Those facts are in the data.
 from __future__ import annotations
 
 from kata.audit import Facet, close, project, tensor_values, typed
-from kata.audit._draws import loader, tiny_model
+from kata.audit._draws import half_model, loader, tiny_model
 
 __all__ = ["FACETS", "RECORDS"]
 
@@ -29,27 +29,27 @@ def _params(model):
     return [typed(p) for p in model.parameters()]
 
 
-def histories(mod, draw, ctx):
+def _histories(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     before = _params(model)
     result = mod.train(model, draw.int(1, 3), train_dl, valid_dl)
     return {"result": typed(result), "before": before, "after": _params(model)}
 
 
-def on_device(mod, draw, ctx):
+def _on_device(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     result = mod.train(model, draw.int(1, 2), train_dl, valid_dl, device=ctx.accelerator)
     return {"result": typed(result), "after": _params(model)}
 
 
-def device_none(mod, draw, ctx):
+def _device_none(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     model.to(ctx.accelerator)
     result = mod.train(model, 1, train_dl, valid_dl)
     return {"result": typed(result), "after": _params(model)}
 
 
-def on_epoch(mod, draw, ctx):
+def _on_epoch(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     calls = []
     result = mod.train(model, draw.int(2, 3), train_dl, valid_dl,
@@ -71,34 +71,43 @@ def _bce(model, dl):
     return [loss / len(dl.dataset), correct / len(dl.dataset)]
 
 
-def last_validation(mod, draw, ctx):
+def _last_validation(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     result = mod.train(model, 2, train_dl, valid_dl)
     return {"result": typed(result), "final": _bce(model, valid_dl)}
 
 
-def evaluate(mod, draw, ctx):
+def _evaluate(mod, draw, ctx):
     model, _, valid_dl = _setup(draw)
     result = mod.evaluate(model, valid_dl)
     return {"result": typed(result), "after": _params(model)}
 
 
-def evaluate_accelerator(mod, draw, ctx):
+def _half(mod, draw, ctx):
+    """A model that says exactly 0.5 (the book's `pred >= 0.5` predicts a smile): train's and evaluate's accuracies."""
+    _, train_dl, valid_dl = _setup(draw)
+    model = half_model()
+    history = mod.train(model, 1, train_dl, valid_dl)
+    return [_as_float(typed(history[2][0])), _as_float(typed(history[3][0])),
+            _as_float(typed(mod.evaluate(model, valid_dl)[1]))]
+
+
+def _evaluate_accelerator(mod, draw, ctx):
     model, _, valid_dl = _setup(draw)
     model.to(ctx.accelerator)
     return {"result": typed(mod.evaluate(model, valid_dl, device=ctx.accelerator))}
 
 
-def evaluate_device(mod, draw, ctx):
+def _evaluate_device(mod, draw, ctx):
     """evaluate(..., device=...) of a model that lives on the CPU: the model goes there, the numbers stay."""
     model, _, valid_dl = _setup(draw)
     result = mod.evaluate(model, valid_dl, device=ctx.accelerator)
     return {"result": typed(result), "after": _params(model)}
 
 
-RECORDS = {"histories": histories, "device": on_device, "device_none": device_none, "on_epoch": on_epoch,
-           "last_validation": last_validation, "evaluate": evaluate, "evaluate.device": evaluate_device,
-           "evaluate.accelerator": evaluate_accelerator}
+RECORDS = {"histories": _histories, "device": _on_device, "device_none": _device_none, "on_epoch": _on_epoch,
+           "last_validation": _last_validation, "evaluate": _evaluate, "evaluate.device": _evaluate_device,
+           "evaluate.accelerator": _evaluate_accelerator, "half": _half}
 
 
 # --- how the records are read ------------------------------------------------------------------
@@ -209,6 +218,8 @@ FACETS = {
     "last_validation": Facet("the last validation entry is the final model's", _last_validation),
     "evaluate": Facet("evaluate gives the book's measures as floats and changes no weight",
                       project(lambda f: [f["result"], f["after"]], NUMBERS)),
+    "half": Facet("a probability of exactly 0.5 counts as a smile (pred >= 0.5), in train and evaluate",
+                  close(1e-6, 1e-9)),
     "evaluate.accelerator": Facet("evaluate on the accelerator gives the CPU's numbers, as floats",
                                   project(lambda f: f["result"], ON_DEVICE)),
     "evaluate.device": Facet("evaluate(..., device=d) moves the model to d and gives the CPU's numbers",

@@ -185,6 +185,12 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             binds.append(("--ro-bind", path))
+    made = {Path("/"), Path("/tmp"), Path("/dev"), Path("/proc")}
+    for _, path in binds:
+        for parent in reversed(path.parents):   # bwrap makes a missing parent 0700: these are 0755
+            if parent not in made and not any(parent.is_relative_to(b) for _, b in binds if b != parent):
+                made.add(parent)
+                args += ["--perms", "0755", "--dir", str(parent)]
     for kind, path in binds:
         args += [kind, str(path), str(path)]
     hidden = [Path(kata.__file__).resolve().parent / "checks"] if role == "records" else [roots.project.checks /
@@ -209,7 +215,7 @@ def _cgroups() -> tuple[str | None, str]:
 def _trial(plan: Plan, roots: Roots) -> str:
     """'' when a server's sandbox starts here, else what went wrong (one line)."""
     argv = plan.command("records", roots, Limits(), 0, Path("/tmp"), 1)
-    probe = argv[:argv.index("-m")] + ["-I", "-c", "import kata.audit, sys; sys.exit(0)"]
+    probe = argv[:argv.index("-m")] + ["-c", "import kata.audit, sys; sys.exit(0)"]
     try:
         run = subprocess.run(probe, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as err:
@@ -242,6 +248,13 @@ def plan(isolate: bool, roots: Roots) -> Plan:
                             "submission from your files: install it, or grade with --no-sandbox (trusted code only)")
         return result
     result.kind = "user"
+    why = _trial(result, roots)
+    if why:
+        result.kind = "refused"
+        result.notes.append(f"without bubblewrap the graded code runs as an unprivileged user ({UID_BASE} on), who "
+                            f"can't start the kata's Python here ({why}): install bubblewrap, make Python and the "
+                            "kata readable by other users, or grade with --no-sandbox (trusted code only)")
+        return result
     solutions = roots.project.solutions
     if solutions.is_dir() and solutions.stat().st_mode & 0o005:
         result.notes.append(f"the reference solutions ({solutions}) are readable by other users, so by the graded "

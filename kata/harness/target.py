@@ -115,7 +115,9 @@ class Target:
                 self._loaded[name] = err
         result = self._loaded[name]
         if isinstance(result, TargetError):
-            raise result
+            # a fresh exception each time: re-raising the stored one would grow its traceback by
+            # every check that touched it, and pytest formats each frame of it
+            raise TargetError(*result.args) from None
         return result
 
     def failure(self, name: str) -> TargetError | None:

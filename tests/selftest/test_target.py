@@ -119,6 +119,18 @@ def test_a_missing_module_or_name_fails_with_a_pointer(tmp_path):
         _ = target.module("data").execute_example
 
 
+def test_a_remembered_failure_is_raised_afresh_each_time(tmp_path):
+    # Re-raising one stored exception grows its traceback by every raise; pytest then formats
+    # each of those frames for every later check (a run of 100 failing checks took minutes).
+    target = Target(tmp_path)
+    depths = []
+    for _ in range(3):
+        with pytest.raises(TargetError) as info:
+            target.load("model")
+        depths.append(len(info.traceback))
+    assert depths[0] == depths[1] == depths[2], f"the traceback grew with each raise: {depths}"
+
+
 # --- whole runs --------------------------------------------------------------
 
 

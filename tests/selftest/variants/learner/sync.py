@@ -9,7 +9,7 @@ def train_epoch(model, dl, loss_fn, optimizer, device):
     sums = torch.zeros(2, device=device)
     for _, (x, y) in enumerate(dl):
         optimizer.zero_grad(set_to_none=True)
-        x, y = x.to(device), y.to(device).float()
+        x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True).float()
         p = model(x)[:, 0]
         loss = loss_fn(p, y)
         loss.backward()
