@@ -245,7 +245,10 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     target = Target(target_path(settings.target))
     modules = {name: target.module(name) for name in ("data", "model", "training", "plotting")}
-    resume = Path(settings.resume) if settings.resume else None
+    try:
+        resume = checkpoint_file(settings.resume) if settings.resume else None
+    except ResumeError as err:
+        raise KataUserError(str(err)) from None
     out = Path(settings.out) if settings.out else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     device = pick_device(settings.device)
@@ -278,7 +281,10 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     live = _live_plot(plotting, out / "history.png", target, device, say)
 
     record = {
-        "settings": {**asdict(settings), "target": str(target.path)},
+        # solutions and exercises by name, so a run folder taken to another machine resumes with its copy
+        "settings": {**asdict(settings), "target": settings.target if settings.target in ("solutions", "exercises")
+                     else str(target.path)},
+        "target": str(target.path),
         "data": {"root": str(root.resolve()), "synthetic": synthetic,
                  "n_train": len(train_ds), "n_valid": len(valid_ds), "n_test": len(test_ds)},
         "device": str(device),

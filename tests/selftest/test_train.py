@@ -109,6 +109,45 @@ def test_a_run_writes_a_checkpoint_and_resume_goes_on_where_it_stopped(tmp_path,
     assert "already has its 3 epochs" in capsys.readouterr().err
 
 
+def test_a_resumed_run_s_progress_bar_and_plot_pick_up_where_it_stopped(tmp_path, data_home, monkeypatch):
+    mine = tmp_path / "mine"
+    shutil.copytree(locate().solutions, mine)
+    (mine / ".kata-progress.json").unlink(missing_ok=True)
+    with (mine / "plotting.py").open("a") as f:   # the reference LivePlot, telling what each update was given
+        f.write("\n\nclass LivePlot(LivePlot):\n"
+                "    def update(self, epoch, history):\n"
+                "        import json, pathlib\n"
+                "        with open(pathlib.Path(__file__).with_name('updates.jsonl'), 'a') as log:\n"
+                "            log.write(json.dumps([epoch, [len(h) for h in history]]) + '\\n')\n"
+                "        return super().update(epoch, history)\n")
+    import tqdm
+
+    bars = []
+
+    class Bar(tqdm.tqdm):   # tqdm, noting each bar's description
+        def __init__(self, *args, desc=None, **kwargs):
+            bars.append(desc)
+            super().__init__(*args, desc=desc, **kwargs)
+
+    monkeypatch.setattr("tqdm.tqdm", Bar)
+    run(Settings(**SMALL, target=str(mine), out=str(tmp_path / "run")), quiet=True)
+    run(Settings(**{**SMALL, "epochs": 4}, resume=str(tmp_path / "run"), out=str(tmp_path / "run"),
+                 target=str(mine)), quiet=True)
+    bars = [desc for desc in bars if desc and desc.startswith("epoch")]
+    assert bars == ["epoch 1/2", "epoch 2/2", "epoch 3/4", "epoch 4/4"], "the bar counts on from the epochs done"
+    updates = [json.loads(line) for line in (mine / "updates.jsonl").read_text().splitlines()]
+    assert updates == [[0, [1] * 4], [1, [2] * 4], [2, [3] * 4], [3, [4] * 4]], (
+        "resumed, LivePlot.update gets the run's epoch and its whole history, from the first epoch")
+    record = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert record["settings"]["target"] == str(mine.resolve()) and len(record["history"]["loss_hist_valid"]) == 4
+
+
+def test_a_run_of_the_solutions_resumes_with_the_solutions_of_the_machine_it_goes_on(tmp_path, data_home):
+    record = run(Settings(**{**SMALL, "epochs": 1}, out=str(tmp_path / "run")), quiet=True)
+    assert record["settings"]["target"] == "solutions", "by name: the run folder may go to another machine"
+    assert record["target"] == str(locate().solutions.resolve())
+
+
 def test_a_checkpoint_stub_trains_without_checkpoints_and_cannot_resume(tmp_path, data_home, capsys):
     mine = tmp_path / "mine"
     shutil.copytree(locate().solutions, mine)
