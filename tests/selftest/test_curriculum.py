@@ -41,6 +41,14 @@ def test_an_exercise_is_found_by_name_or_by_its_checks():
         curriculum.get("modle")
 
 
+def test_the_readme_s_table_of_exercises_names_each_one_in_order():
+    readme = (locate().root / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (\w+) +\|", readme, flags=re.M)
+    assert rows == [(str(ex.number), ex.name) for ex in curriculum.exercises()], (
+        "README.md's table of exercises (## The exercises) lists the curriculum's, in order: add a row for "
+        "each new exercise, with what it is about")
+
+
 @pytest.mark.parametrize("change, words", [
     (dict(points=0), "`points` must be a number > 0"),
     (dict(points="ten"), "`points` must be a number > 0"),
