@@ -25,7 +25,8 @@ def parse(*entries):
 def test_the_curriculum_loads_into_typed_exercises_in_order():
     exercises = curriculum.exercises()
     assert [ex.number for ex in exercises] == list(range(1, len(exercises) + 1))
-    assert curriculum.names()[:6] == ("devices", "data", "model", "training", "plotting", "sync")
+    known = ("devices", "data", "model", "training", "plotting", "sync", "checkpoint")
+    assert curriculum.names()[:len(known)] == known, "the exercises so far, in order (more may follow)"
     for ex in exercises:
         assert ex.title and ex.teaches and ex.points > 0 and ex.names and ex.hints, ex.name
         assert ex.stub().is_file() and ex.checks().is_file(), ex.name
