@@ -23,7 +23,7 @@ from pathlib import Path, PurePath
 from kata.project import Project, ProjectError, locate
 
 __all__ = ["CURRICULUM_FILE", "CurriculumError", "Exercise", "exercise_of", "exercises", "get", "load",
-           "missing_files", "names", "parse", "UnknownExercise"]
+           "missing_files", "name_width", "names", "parse", "UnknownExercise"]
 
 CURRICULUM_FILE = Path(__file__).with_name("curriculum.toml")
 
@@ -191,6 +191,11 @@ def exercises() -> tuple[Exercise, ...]:
 def names() -> tuple[str, ...]:
     """The exercises' module names, in order: ('devices', 'data', ...)."""
     return tuple(ex.name for ex in exercises())
+
+
+def name_width() -> int:
+    """How wide the tables' column of names is (a run's table, `kata list`): the longest name's, 9 at least."""
+    return max([9, *(len(ex.name) for ex in exercises())])
 
 
 def get(name: str) -> Exercise:

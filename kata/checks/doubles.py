@@ -22,10 +22,8 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.data import TensorDataset
 
-from kata.checks.book import book_train
-
-__all__ = ["BATCH", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log", "replay", "tiny_data",
-           "tiny_model", "tiny_setup", "watch_model"]
+__all__ = ["BATCH", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log", "fixed_batches",
+           "replay", "tiny_data", "tiny_model", "tiny_setup", "train_batches", "watch_model"]
 
 N_TRAIN, N_VALID, BATCH = 10, 7, 4  # batches of 4, 4, 2 and 4, 3: per-sample and per-batch means differ
 
@@ -170,6 +168,26 @@ def tiny_data(n, seed):
     return x, y
 
 
+def fixed_batches(n=N_TRAIN, batch=BATCH, seed=1) -> list:
+    """The tiny data as a list of (x, y) CPU batches, in a fixed order: an epoch that is the same every time."""
+    x, y = tiny_data(n, seed)
+    return [(x[i:i + batch], y[i:i + batch]) for i in range(0, n, batch)]
+
+
+def train_batches(model, optimizer, batches, epochs=1, device=None) -> None:
+    """The book's training steps over ``batches`` for ``epochs`` epochs (per batch: forward, BCELoss,
+    backward, step, zero_grad), each batch moved to ``device`` (default: the CPU)."""
+    loss_fn = nn.BCELoss()
+    model.train()
+    for _ in range(epochs):
+        for x, y in batches:
+            x, y = x.to(device or "cpu"), y.to(device or "cpu")
+            loss = loss_fn(model(x)[:, 0], y.float())
+            loss.backward()
+            optimizer.step()
+            optimizer.zero_grad()
+
+
 def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0, model=None):
     """(model, train loader, valid loader, log): the model logs every forward pass."""
     log = Log()
@@ -181,5 +199,7 @@ def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0, model=None
 
 def replay(epochs=2, **kwargs):
     """The tiny setup trained by the book's algorithm: (model, history)."""
+    from kata.checks.book import book_train  # here: the doubles alone import no torchvision (a fresh process's)
+
     model, train_dl, valid_dl, _ = tiny_setup()
     return model, book_train(model, epochs, train_dl, valid_dl, **kwargs)

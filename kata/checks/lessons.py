@@ -15,18 +15,24 @@ without importing it.
 from __future__ import annotations
 
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
-           "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE",
-           "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "ENTRY_AT",
-           "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
-           "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE",
-           "LOSS_DIVIDED_BY_BATCHES", "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS",
-           "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1",
-           "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED",
-           "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NO_STEP",
-           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "PYTORCH_ERROR_AT",
-           "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH",
-           "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE", "TRAIN_NOTE_SIM", "VALUE_IS",
-           "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
+           "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED",
+           "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT",
+           "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES", "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING",
+           "CKPT_NO_EPOCH", "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE", "CKPT_NO_OPTIMIZER_STATE",
+           "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_REFUSED_AS", "CKPT_UNREADABLE", "ELSEWHERE_FAILED",
+           "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN", "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD",
+           "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR",
+           "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE", "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL",
+           "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH", "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES",
+           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
+           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
+           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED", "MIXED_DEVICES",
+           "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED", "NO_STEP",
+           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "OPTIMIZER_STATE_LEFT_BEHIND",
+           "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS", "RESUME_DONE", "RESUME_NEEDS_LOAD",
+           "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER",
+           "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE",
+           "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
 
 
 def say(template: str, /, **values) -> str:
@@ -135,6 +141,16 @@ TRAIN_NOTE = "the histories held {held}, not Python floats:\n{lists}\n  {lesson}
 # The extra line for CPU tensors: the simulated accelerator shows what they become on a GPU.
 TRAIN_NOTE_SIM = "  `kata train --target {target} --device sim` shows what the same code does on a GPU."
 
+# `kata train`'s checkpoints (kata/commands/_checkpoints.py).
+TRAIN_NO_CHECKPOINT = "  (no checkpoint.pt this run: {reason}; `kata train --resume` goes on from one)"
+RESUME_NOTHING = ("--resume {path}: there is no checkpoint there; `kata train` writes checkpoint.pt beside "
+                  "history.json after every epoch")
+RESUME_NEEDS_LOAD = ("--resume reads the checkpoint with the target's load_checkpoint, and {reason}: write it, or "
+                     "resume with --target solutions (a checkpoint the reference wrote)")
+RESUME_DONE = ("--resume {path}: that run already has its {done} epochs; ask for more to go on from there "
+               "(--epochs {more}, say)")
+RESUMED = "  (going on from {path}: {done} epochs done, on to {epochs}; the shuffling is drawn afresh)"
+
 TRAIN_CRASH = ("the seed's crash: plotting the history as the book does (ax.plot(x_arr, hist[2], '-o')) failed "
                "with\n  {error}\nThese histories hold {held}:\n{lists}\n{floats}Why, and the fix: {lesson}\n"
                "`pytest {training}` checks it.")
@@ -242,3 +258,120 @@ ACCURACY_AT_ONE_HALF = (
     "pred.round() rounds 0.5 down to 0 (to the even number), and pred > 0.5 leaves it out\n"
     "  with a model that says 0.5 for every image, {who} gave an accuracy of {got}; {share} is the share of labels "
     "that are 1")
+
+
+# --- the checkpoint (tests/test_checkpoint.py; kata.checks.checkpoints) ---------------------------
+
+# A file torch.load(path, weights_only=True) refuses, by what it holds (the refused global's kind).
+CKPT_UNREADABLE = {
+    "model": (
+        "the checkpoint holds a whole model object (torch.save(model), or the model itself in the dict), and "
+        "torch.load with weights_only=True, its default since PyTorch 2.6, refuses it: unpickling an object runs "
+        "code, and ties the file to your class. Save the model's state instead, model.state_dict(): its tensors "
+        "by name, which any copy of the model loads"),
+    "optimizer": (
+        "the checkpoint holds a whole optimizer object, and torch.load with weights_only=True, its default since "
+        "PyTorch 2.6, refuses it: unpickling an object runs code. Save the optimizer's state instead, "
+        "optimizer.state_dict(): Adam's running averages and step counts, and its settings"),
+    "numpy": (
+        "the checkpoint holds NumPy values (a history entry or the epoch as np.float64, say), and torch.load with "
+        "weights_only=True refuses them: only tensors, numbers, strings, lists, tuples and dicts load safely. "
+        "Turn each into a Python number, float(v) or int(v), before saving"),
+    "class": (
+        "the checkpoint holds an object of a class of its own ({name}: a named tuple, a dataclass, ...), and "
+        "torch.load with weights_only=True refuses it: only tensors, numbers, strings, lists, tuples and dicts "
+        "load safely. Save plain containers (the history's four lists as a list of lists, say)"),
+}
+# Under each: what torch.load said.
+CKPT_REFUSED_AS = "  torch.load({path}, weights_only=True) refuses it: {gist}"
+CKPT_NO_FILE = "save_checkpoint(path, ...) writes the checkpoint at path, one file (torch.save)\n  no file is at {path}"
+CKPT_NO_MODEL_STATE = (
+    "the checkpoint holds no model state: save model.state_dict(), the mapping from the model's parameter and "
+    "buffer names ({keys}) to their tensors, as it is\n  the file holds {found}")
+CKPT_MODEL_STATE_DIFFERS = (
+    "the model state in the checkpoint is not the model's at the moment it was saved: save model.state_dict() "
+    "as it is, in save_checkpoint\n  {key} in the file is {got}; the model's is {want}")
+CKPT_NO_OPTIMIZER_STATE = (
+    "the checkpoint holds no optimizer state: save optimizer.state_dict(), a dict of 'state' (Adam's running "
+    "averages and step count, per parameter) and 'param_groups' (the learning rate and other settings); without "
+    "it a resumed Adam starts again from zero\n  the file holds {found}")
+CKPT_OPTIMIZER_STATE_DIFFERS = (
+    "the optimizer state in the checkpoint is not the optimizer's at the moment it was saved: save "
+    "optimizer.state_dict() as it is\n  {what}")
+CKPT_EPOCH_NOT_AN_INT = (
+    "the checkpoint holds the epoch as {kind}, not a Python int: an epoch is a count, and a tensor there comes "
+    "back a tensor (on the device it was saved from). Save int(epoch)")
+CKPT_NO_EPOCH = ("the checkpoint holds no epoch: save the epoch it was given, {epoch}, as a Python int\n"
+                 "  the file holds {found}")
+CKPT_HISTORY_NOT_FLOATS = (
+    "the checkpoint holds the histories' entries as {kind}, not Python floats: save_checkpoint writes each entry "
+    "as a float, whatever the history it is given holds (the seed's train gives 0-d device tensors): a tensor in "
+    "the file drags its device and its autograd flag along, and comes back a tensor. Convert each entry: "
+    "float(v), or v.item() for a tensor\n  {name}[{index}] in the file is {value}; it was given {given}")
+CKPT_HISTORY_VALUES = (
+    "the checkpoint holds other values than the history it was given: each entry is saved as the Python float it "
+    "is, digit for digit (a float made through a float32 tensor, torch.tensor(v), loses digits: 0.6931 becomes "
+    "0.6930999755859375). Convert a number with float(v), a tensor with v.item()\n"
+    "  {name}[{index}] in the file is {got}; it was given {want}")
+CKPT_NO_HISTORY = (
+    "the checkpoint holds no list with the values of {name} ({values}): save the four histories as four lists "
+    "of floats, in the order they were given\n  the file holds {found}")
+CKPT_MOVED_BEFORE_SAVING = (
+    "save_checkpoint moved the state to the CPU before saving it: the checkpoint holds each state_dict as it is, "
+    "on the device it lives on, and where the tensors go is decided when the file is read (map_location)\n"
+    "  saved from {device}, the file holds {device_tensors} tensors tagged for a device; the model's and the "
+    "optimizer's state_dicts hold {want}")
+
+LOAD_RETURNS_EPOCH = ("load_checkpoint returns (epoch, history): the epoch as it was saved, a Python int\n"
+                      "  it returned {got} for a checkpoint saved at epoch {want}")
+LOAD_RETURNS_HISTORY = (
+    "load_checkpoint returns (epoch, history): the four histories as they were saved, lists of Python floats in "
+    "the same order\n  it returned {got}\n  saved:      {want}")
+LOAD_MODEL_STATE = (
+    "load_checkpoint loads the saved state into the model it is given, in place: the caller's model is the one "
+    "that resumes\n  after {call}, {key} is {got}; the saved {want}")
+LOAD_OPTIMIZER_STATE = (
+    "load_checkpoint loads the saved state into the optimizer it is given: without it Adam's running averages "
+    "and step count start again from zero, and a resumed run takes other steps than one that never stopped\n"
+    "  after {call}, {what}")
+OPTIMIZER_STATE_LEFT_BEHIND = (
+    "the optimizer's state is on {state} while its parameters are on {params}, so the next optimizer.step() mixes "
+    "two devices: Optimizer.load_state_dict puts each state tensor where its parameter is at that moment, so the "
+    "model moves first, then the optimizer's state is loaded\n  after {call}, {name} of parameter {index} is on "
+    "{state}")
+LOAD_MOVES_THE_MODEL = (
+    "given a device, load_checkpoint moves the model there first, in place (Module.to moves the caller's model "
+    "object), and maps the file's tensors there\n  after {call}, the model, which was on {before}, is on {after}")
+LOAD_DEVICE_NONE = (
+    "device=None means the model's own device (that of its first parameter): the file's tensors are mapped there "
+    "and the model stays where it is\n  after {call}, a model on {before} is on {after}")
+NEXT_STEP_FAILED = (
+    "after load_checkpoint the next training step fails: the model and the optimizer's state must both be where "
+    "the batches go, so that training continues\n  {call}, then a training step: {error}")
+RESUME_DIFFERS = (
+    "training resumed from the checkpoint takes other steps than training that never stopped, though the model's "
+    "and the optimizer's states were loaded as they were saved: the check can't tell why\n"
+    "  after {epochs} more epochs, {name} differs by {gap:.3g}")
+RUNS_CODE = (
+    "load_checkpoint ran code hidden in the file: torch.load with weights_only=False unpickles anything, and a "
+    "pickle may call any function (this one wrote a file; another could empty your home folder). Read with "
+    "weights_only=True, torch.load's default since PyTorch 2.6, and let its error through for a file that holds "
+    "more than tensors and plain values\n  the file's pickled call (builtins.exec) wrote {marker}")
+NOT_REFUSED = (
+    "load_checkpoint opened a file that holds a pickled call (builtins.exec) without an error: a file that can't "
+    "be read with weights_only=True is one not to open; let torch.load's pickle.UnpicklingError through\n"
+    "  {call} returned {returned}")
+REFUSED_OTHERWISE = (
+    "load_checkpoint refuses a file that would run code with another error than torch.load's: weights_only=True "
+    "raises pickle.UnpicklingError for it, and that error, unchanged, says what the file holds\n"
+    "  {call} raised {error}")
+ELSEWHERE_NEEDS_MAP_LOCATION = (
+    "load_checkpoint can't open a file saved on a GPU on a machine without one: in a fresh process without an "
+    "accelerator it stopped with PyTorch's own error\n  {error}\n  at {where}: {source}\n"
+    "Why: torch.save writes each tensor with the device it lived on (cuda:0), and torch.load puts it back there "
+    "unless it is told where, which a machine without that device can't do. Map the file's tensors to the "
+    "model's device as they are read: torch.load(path, map_location=device, ...)")
+ELSEWHERE_FAILED = (
+    "load_checkpoint failed on a machine without a GPU, opening a file saved on one (in a fresh process without "
+    "an accelerator)\n  {call} failed at {where}: {source}\n  {error}")
+ELSEWHERE_PLAIN = "  in a fresh process without an accelerator, {what}"

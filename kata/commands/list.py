@@ -48,7 +48,7 @@ def notes(ex: Exercise, standing: progress.Standing | None) -> list[str]:
 
 def row(ex: Exercise, standing: progress.Standing | None) -> str:
     """One exercise as the table at the end of a check run shows it:
-    ``  2. data       14/23  passed   9 failing``."""
+    ``  2. data        14/23  passed   9 failing``."""
     said = notes(ex, standing)
     return outcomes.render_row(table_row(ex, standing), f"   ({'; '.join(said)})" if said else "")
 
@@ -70,7 +70,7 @@ def run(args) -> int:
     print(f"device-kata: the exercises, in order{where}\n")
     for ex in curriculum.exercises():
         standing = standings.get(ex.name)
-        print(f"  {ex.number}. {ex.name:<9} {ex.title}")
+        print(f"  {ex.number}. {ex.name:<{curriculum.name_width()}} {ex.title}")
         if folder is None:
             continue
         r = table_row(ex, standing)
@@ -81,7 +81,7 @@ def run(args) -> int:
         else:
             status = f"{r.passed}/{r.counted} checks pass, {r.status}"
         status = "; ".join([status, *notes(ex, standing)])
-        print(f"  {'':>{len(str(ex.number))}}  {'':<9} {status}")
+        print(f"  {'':>{len(str(ex.number))}}  {'':<{curriculum.name_width()}} {status}")
     if folder is not None:
         ex = first_unfinished(standings)
         print(f"\n  Next: {ex.label} (`kata next`)" if ex else "\n  Every exercise is done.")

@@ -58,8 +58,8 @@ __TABLE__
 
 ## Handing in
 
-Hand in your `exercises/` folder (its `.py` files, or a zip of them), as your
-teacher asks. It is graded with the same checks `pytest exercises` runs, in a
+Hand in your `exercises/` folder (its __COUNT__ `.py` files, one per exercise, or a zip of
+them), as your teacher asks. It is graded with the same checks `pytest exercises` runs, in a
 sandbox.
 
 Your code may use what it needs: `torch`, `torchvision`, `numpy`, `matplotlib`,
@@ -74,7 +74,7 @@ run, give the reference's answers. Code that takes the checks' own helpers
 
 def _readme() -> str:
     rows = [f"| {ex.number} | {ex.name} (`exercises/{ex.name}.py`) | {ex.teaches} |" for ex in curriculum.exercises()]
-    return STUDENT_README.replace("__TABLE__", "\n".join(rows))
+    return STUDENT_README.replace("__TABLE__", "\n".join(rows)).replace("__COUNT__", str(len(rows)))
 
 
 def _files(project: Project) -> list[tuple[str, Path]]:

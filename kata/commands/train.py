@@ -31,7 +31,6 @@ torch is imported inside the functions, so ``kata --help`` stays light.
 
 from __future__ import annotations
 
-import ast
 import platform
 import sys
 import time
@@ -41,14 +40,16 @@ from pathlib import Path
 
 from kata.checks import lessons
 from kata.checks.history import HISTORY_NAMES
-from kata.checks.lessons import say
+from kata.checks.lessons import say as say_
 from kata.commands._args import positive
+from kata.commands._checkpoints import CHECKPOINT, Checkpoints, ResumeError, checkpoint_file, earlier_run
+from kata.commands._histories import HistoryWatch, SeedsCrash, book_plot, plain
 from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
 from kata.harness.tracebacks import display, learner_error
 
 __all__ = ["BOOK", "HELP", "QUICK", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings", "add_parser",
-           "book_plot", "data_root", "learner_code", "pick_device", "plain", "run", "train"]
+           "book_plot", "data_root", "learner_code", "pick_device", "plain", "run", "settings_of", "train"]
 
 HELP = "train the book's CNN with an implementation (solutions by default)"
 
@@ -60,10 +61,10 @@ BOOK = dict(n_train=16000, n_valid=1000, n_test=1000, epochs=30)
 def add_parser(sub):
     p = sub.add_parser("train", help=HELP,
                        description="Train the book's CNN on CelebA with the chosen implementation's data, "
-                                   "model, training and plotting modules. Writes history.png (redrawn each "
-                                   "epoch) and history.json into --out, and ends with the test accuracy.")
-    p.add_argument("--target", default="solutions",
-                   help="the implementation: solutions (default), exercises, or a folder of your own")
+                                   "model, training, plotting and checkpoint modules. Writes history.png (redrawn "
+                                   "each epoch), history.json and checkpoint.pt into --out, and ends with the test "
+                                   "accuracy. --resume goes on from a checkpoint.pt, on any device.")
+    p.add_argument("--target", help="the implementation: solutions (default), exercises, or a folder of your own")
     p.add_argument("--root", help="folder holding real CelebA in celeba/ (default: a synthetic set, "
                                   "made on first use in $KATA_DATA or ./data)")
     p.add_argument("--book", action="store_true", help="the book's run: 16,000 / 1,000 images, 30 epochs")
@@ -71,22 +72,46 @@ def add_parser(sub):
     p.add_argument("--valid", type=positive, help=f"validation images (default {QUICK['n_valid']}; --book 1000)")
     p.add_argument("--test", type=positive, help=f"synthetic test images (default {QUICK['n_test']}; --book 1000)")
     p.add_argument("--epochs", type=positive, help=f"epochs (default {QUICK['epochs']}; --book 30)")
-    p.add_argument("--batch-size", type=positive, default=32, help="batch size (default 32, as the book)")
+    p.add_argument("--batch-size", type=positive, help="batch size (default 32, as the book)")
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps", "sim"],
                    help="auto (default) picks cuda, then mps, then cpu; sim is the simulated accelerator "
                         "(kata.sim): a GPU's device rules on any machine, so the seed's crash happens here too")
-    p.add_argument("--out", help="folder for history.png and history.json (default runs/<timestamp>)")
+    p.add_argument("--out", help="folder for history.png, history.json and checkpoint.pt (default runs/<timestamp>; "
+                                 "with --resume, the checkpoint's folder)")
+    p.add_argument("--resume", metavar="PATH",
+                   help="go on from a checkpoint.pt (or the run folder holding it), with that run's settings and "
+                        "target unless given again, on --device (any), up to --epochs in all (default: the run's)")
     return p
 
 
+def settings_of(args) -> Settings:
+    """The command line's settings; with --resume, what it does not give is the earlier run's."""
+    resume, earlier = None, {}
+    if args.resume:
+        try:
+            resume = checkpoint_file(args.resume)
+        except ResumeError as err:
+            raise KataUserError(str(err)) from None
+        earlier = earlier_run(resume).get("settings", {})
+    book = args.book or bool(earlier.get("book"))
+    preset = {**(BOOK if book else QUICK), "target": "solutions", "batch_size": 32, "root": None}
+
+    def pick(name, given):   # the command line's, else the earlier run's, else the default
+        if given is not None:
+            return given
+        return earlier[name] if earlier.get(name) is not None else preset[name]
+
+    return Settings(n_train=pick("n_train", args.train), n_valid=pick("n_valid", args.valid),
+                    n_test=pick("n_test", args.test), epochs=pick("epochs", args.epochs),
+                    target=pick("target", args.target), root=pick("root", args.root),
+                    batch_size=pick("batch_size", args.batch_size), device=args.device,
+                    out=args.out or (str(resume.parent) if resume else None), book=book,
+                    data_seed=earlier.get("data_seed", 0), resume=str(resume) if resume else None)
+
+
 def run(args) -> int:
-    preset = BOOK if args.book else QUICK
-    chosen = dict(n_train=args.train, n_valid=args.valid, n_test=args.test, epochs=args.epochs)
-    settings = Settings(**{k: v if v is not None else preset[k] for k, v in chosen.items()},
-                        target=args.target, root=args.root, batch_size=args.batch_size,
-                        device=args.device, out=args.out, book=args.book)
     try:
-        train(settings)
+        train(settings_of(args))
     except KataUserError as err:
         print(f"kata train: {err}", file=sys.stderr)
         return 1
@@ -111,6 +136,7 @@ class Settings:
     out: str | None = None
     data_seed: int = 0
     book: bool = False
+    resume: str | None = None        # a checkpoint.pt to go on from
 
 
 def pick_device(choice: str):
@@ -166,8 +192,8 @@ class ProgressLoader:
     costs a GPU one sync per batch: fine for a progress bar, not for a benchmark.
     """
 
-    def __init__(self, dl, epochs: int):
-        self.dl, self.epochs, self.epoch = dl, epochs, 0
+    def __init__(self, dl, epochs: int, done: int = 0):
+        self.dl, self.epochs, self.epoch = dl, epochs, done
         self.dataset, self.batch_size = dl.dataset, dl.batch_size
         self._bar = None
         self._y = None
@@ -211,18 +237,6 @@ class ProgressLoader:
             self._bar = self._y = None
 
 
-def plain(value):
-    """A history entry as a JSON number, whatever the learner returned."""
-    import numpy as np
-    import torch
-
-    if isinstance(value, torch.Tensor):
-        return value.detach().cpu().item()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
-
-
 def train(settings: Settings, quiet: bool = False) -> dict:
     """Train, evaluate and write the run's files; return what history.json holds."""
     import torch
@@ -231,6 +245,10 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     target = Target(target_path(settings.target))
     modules = {name: target.module(name) for name in ("data", "model", "training", "plotting")}
+    try:
+        resume = checkpoint_file(settings.resume) if settings.resume else None
+    except ResumeError as err:
+        raise KataUserError(str(err)) from None
     out = Path(settings.out) if settings.out else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
     out.mkdir(parents=True, exist_ok=True)
     device = pick_device(settings.device)
@@ -242,6 +260,15 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         train_dl, valid_dl, test_dl = data.make_loaders(train_ds, valid_ds, test_ds, batch_size=settings.batch_size)
         torch.manual_seed(1)
         model = model_mod.build_model()
+    checkpoints = Checkpoints(target, out, device, resume, say)
+    try:
+        with learner_code(target):
+            done, earlier = checkpoints.start(model)
+    except ResumeError as err:
+        raise KataUserError(str(err)) from None
+    remaining = settings.epochs - done
+    if remaining < 1:
+        raise KataUserError(say_(lessons.RESUME_DONE, path=display(resume), done=done, more=done + QUICK["epochs"]))
 
     kind = "synthetic CelebA" if synthetic else "CelebA"
     say(f"kata train: {target.display()} on {kind} ({len(train_ds):,} train / {len(valid_ds):,} valid / "
@@ -249,49 +276,65 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         f"device {device}")
     if not settings.book:
         say("  (a quick run; `kata train --book` runs the book's 16,000 / 1,000 images for 30 epochs)")
+    if resume is not None:
+        say(say_(lessons.RESUMED, path=display(resume), done=done, epochs=settings.epochs))
     live = _live_plot(plotting, out / "history.png", target, device, say)
 
     record = {
-        "settings": {**asdict(settings), "target": str(target.path)},
+        # solutions and exercises by name, so a run folder taken to another machine resumes with its copy
+        "settings": {**asdict(settings), "target": settings.target if settings.target in ("solutions", "exercises")
+                     else str(target.path)},
+        "target": str(target.path),
         "data": {"root": str(root.resolve()), "synthetic": synthetic,
                  "n_train": len(train_ds), "n_valid": len(valid_ds), "n_test": len(test_ds)},
         "device": str(device),
         "versions": {"torch": torch.__version__, "python": platform.python_version()},
         "history": {},
-        "epoch_seconds": [],
+        "epoch_seconds": earlier_run(resume).get("epoch_seconds", [])[:done] if resume else [],
         "test": None,
     }
+    if resume is not None:
+        record["resumed"] = [*earlier_run(resume).get("resumed", []),
+                             {"from": str(resume.resolve()), "epochs_done": done, "device": str(device)}]
     watch = HistoryWatch(target)
     epoch_start = [time.perf_counter()]
 
     def on_epoch(epoch, history):
+        calls.append(epoch)
         now = time.perf_counter()
         record["epoch_seconds"].append(round(now - epoch_start[0], 3))
         epoch_start[0] = now
         watch.look(history, sys._getframe(1))
+        full = tuple([*before, *h] for before, h in zip(earlier, history, strict=False))   # the run's, from its start
         if device.type == "simgpu":  # the seed's plot, from the raw history: its crash, explained
-            watch.plot_as_the_book_does(history)
-        record["history"] = {n: [plain(v) for v in h] for n, h in zip(HISTORY_NAMES, history, strict=False)}
+            try:
+                watch.plot_as_the_book_does(full)
+            except SeedsCrash as crash:
+                raise KataUserError(str(crash)) from None
+        record["history"] = {n: [plain(v) for v in h] for n, h in zip(HISTORY_NAMES, full, strict=False)}
         with learner_code(target):
             if live is not None:
-                live.update(epoch, history)
+                live.update(done + epoch, full)
             else:
-                book_plot(history).savefig(out / "history.png")
+                book_plot(full).savefig(out / "history.png")
         write_json(out / "history.json", record)
+        with learner_code(target):
+            checkpoints.save(model, done + epoch + 1, full)
         h = record["history"]
-        say(f"epoch {epoch + 1:>2}/{settings.epochs}  train loss {h['loss_hist_train'][-1]:.4f} "
+        say(f"epoch {done + epoch + 1:>2}/{settings.epochs}  train loss {h['loss_hist_train'][-1]:.4f} "
             f"acc {h['accuracy_hist_train'][-1]:.4f} | valid loss {h['loss_hist_valid'][-1]:.4f} "
             f"acc {h['accuracy_hist_valid'][-1]:.4f}  ({record['epoch_seconds'][-1]:.1f} s)")
 
-    progress = ProgressLoader(train_dl, settings.epochs)
+    calls: list[int] = []
+    progress = ProgressLoader(train_dl, settings.epochs, done)
     hook = progress.attach(model)
-    with learner_code(target):
-        training.train(model, settings.epochs, progress, valid_dl, device=device, on_epoch=on_epoch)
+    with learner_code(target), checkpoints.attached(model):
+        training.train(model, remaining, progress, valid_dl, device=device, on_epoch=on_epoch)
     hook.remove()
-    if len(record["epoch_seconds"]) != settings.epochs:
+    if len(calls) != remaining:
         raise KataUserError(
-            f"{target.display('training')}: train() called on_epoch {len(record['epoch_seconds'])} times for "
-            f"{settings.epochs} epochs; run `pytest {target.display('training')}` to see why")
+            f"{target.display('training')}: train() called on_epoch {len(calls)} times for "
+            f"{remaining} epochs; run `pytest {target.display('training')}` to see why")
     with learner_code(target):
         test_loss, test_accuracy = training.evaluate(model, test_dl, device=device)
     record["test"] = {"loss": plain(test_loss), "accuracy": plain(test_accuracy)}
@@ -301,7 +344,8 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         say(f"note: {note}")
     say(f"test accuracy {record['test']['accuracy']:.4f} ({len(test_ds):,} images), "
         f"valid {record['history']['accuracy_hist_valid'][-1]:.4f}; {record['total_seconds']:.0f} s in all")
-    say(f"wrote {display(out / 'history.png')} and {display(out / 'history.json')}")
+    written = [out / "history.png", out / "history.json"] + ([out / CHECKPOINT] if checkpoints.saving else [])
+    say(f"wrote {', '.join(display(p) for p in written[:-1])} and {display(written[-1])}")
     return record
 
 
@@ -339,135 +383,3 @@ class learner_code:
         raise KataUserError(message) from None
 
 
-# --- what the histories held, and where it was put there --------------------------------------
-
-# The kinds of history entry that are not Python floats, as the checks name them (kata.checks.lessons).
-_KINDS = ("device tensor", "grad tensor", "cpu tensor", "numpy scalar")
-
-
-def _kind(value) -> str | None:
-    """Why a history entry is not a Python float (one of _KINDS); None if it is a number that plots."""
-    from kata.checks.messages import entry_kind
-
-    kind = entry_kind(value)
-    return kind if kind in _KINDS else None
-
-
-def _describe(value) -> str:
-    from kata.checks.messages import describe
-
-    return describe(value)
-
-
-def book_plot(history):
-    """The book's learning curves, drawn from the raw history exactly as the seed's notebook did
-    (no conversion: a device tensor makes NumPy raise, as it did for the seed)."""
-    import numpy as np
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(12, 4))
-    x_arr = np.arange(len(history[0])) + 1
-    for panel, (train_hist, valid_hist, what) in enumerate(((history[0], history[1], "loss"),
-                                                             (history[2], history[3], "acc."))):
-        ax = fig.add_subplot(1, 2, panel + 1)
-        ax.plot(x_arr, train_hist, "-o", label=f"Train {what}")
-        ax.plot(x_arr, valid_hist, "--<", label=f"Validation {what}")
-        ax.legend()
-        ax.set_xlabel("Epoch")
-        ax.set_ylabel("Loss" if what == "loss" else "Accuracy")
-    return fig
-
-
-class HistoryWatch:
-    """What the learner's histories hold, per list, and the line of their code that put
-    it there (read from the frame that called on_epoch, the learner's train)."""
-
-    def __init__(self, target: Target):
-        self.target = target
-        self.found: dict[str, dict[str, tuple[int, object]]] = {}   # kind -> {list name: (epoch, value)}
-        self.origin: dict[str, str] = {}                           # list name -> "file, line N: source"
-
-    def look(self, history, caller) -> None:
-        for name, values in zip(HISTORY_NAMES, history, strict=False):
-            for epoch, value in enumerate(values):
-                kind = _kind(value)
-                if kind and name not in self.found.setdefault(kind, {}):
-                    self.found[kind][name] = (epoch, value)
-                    self.origin.setdefault(name, self._origin(name, history, caller))
-
-    def _origin(self, name: str, history, frame) -> str:
-        """``exercises/training.py, line 52: accuracy_hist_train.append(...)``, or ''."""
-        while frame is not None and not Path(frame.f_code.co_filename).resolve().is_relative_to(self.target.path):
-            frame = frame.f_back
-        if frame is None:
-            return ""
-        index = HISTORY_NAMES.index(name)
-        lists = {n for n, v in frame.f_locals.items() if v is history[index]}
-        wholes = {n for n, v in frame.f_locals.items() if v is history}
-        file, line = Path(frame.f_code.co_filename), frame.f_lineno
-        try:
-            source = file.read_text(encoding="utf-8")
-            tree = ast.parse(source)
-        except (OSError, SyntaxError, UnicodeDecodeError):
-            return ""
-        functions = [f for f in ast.walk(tree) if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and f.lineno <= line <= (f.end_lineno or f.lineno)]
-
-        def is_the_list(node) -> bool:
-            if isinstance(node, ast.Name):
-                return node.id in lists
-            if isinstance(node, ast.Attribute):
-                return node.attr == name
-            return (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name) and node.value.id in wholes
-                    and isinstance(node.slice, ast.Constant) and node.slice.value == index)
-
-        for node in ast.walk(functions[-1]) if functions else ():
-            hit = ((isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in ("append", "extend", "insert") and is_the_list(node.func.value))
-                   or (isinstance(node, (ast.Assign, ast.AugAssign)) and any(
-                       is_the_list(t.value if isinstance(t, ast.Subscript) else t)
-                       for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))))
-            if hit:
-                text = ast.get_source_segment(source, node) or ""
-                return f"{display(file)}, line {node.lineno}: {' '.join(text.split())}"
-        return f"{display(file)}, in {functions[-1].name}" if functions else display(file)
-
-    def _lists(self, kind: str) -> str:
-        lines = []
-        for name, (epoch, value) in self.found.get(kind, {}).items():
-            where = f", put there at {self.origin[name]}" if self.origin.get(name) else ""
-            lines.append(f"  {name} (epoch {epoch + 1}: {_describe(value)}){where}")
-        return "\n".join(lines)
-
-    def plot_as_the_book_does(self, history) -> None:
-        """Draw the history as the seed did; its crash becomes a KataUserError that explains it."""
-        try:
-            book_plot(history)
-        except (TypeError, RuntimeError) as err:
-            if "numpy" not in str(err):
-                raise
-            kind = "device tensor" if "device type tensor" in str(err) else "grad tensor"
-            floats = [n for n, h in zip(HISTORY_NAMES, history, strict=False) if all(_kind(v) is None for v in h)]
-            shown = ""
-            if floats:
-                template = lessons.TRAIN_CRASH_FLOATS if len(floats) > 1 else lessons.TRAIN_CRASH_FLOAT
-                shown = say(template, names=", ".join(floats))
-            raise KataUserError(say(lessons.TRAIN_CRASH, error=f"{type(err).__name__}: {err}",
-                                    held=lessons.ENTRY_HELD[kind], lists=self._lists(kind), floats=shown,
-                                    lesson=lessons.ENTRY_LESSONS[kind],
-                                    training=self.target.display("training"))) from None
-
-    def notes(self) -> list[str]:
-        """One note per kind of entry that is not a Python float, each with its own reason (the checks'
-        own words: kata.checks.lessons)."""
-        training = self.target.display("training")
-        found = []
-        for kind in _KINDS:
-            if not self.found.get(kind):
-                continue
-            note = say(lessons.TRAIN_NOTE, held=lessons.ENTRY_HELD[kind], lists=self._lists(kind),
-                       lesson=lessons.ENTRY_LESSONS[kind], training=training)
-            if kind == "cpu tensor":
-                note += "\n" + say(lessons.TRAIN_NOTE_SIM, target=self.target.display())
-            found.append(note)
-        return found

@@ -108,7 +108,7 @@ the rest is the grader's. setup.sh installs the kata (and bubblewrap) and checks
 the reference solutions once; run_autograder grades each submission with the
 bundle's own `kata grade`, as an unprivileged user, and writes
 /autograder/results/results.json. Students submit their exercises/ folder (or
-its .py files, or a zip of either).
+its .py files, one per exercise, or a zip of either).
 
 Grading options baked in: __OPTIONS__
 """

@@ -294,8 +294,9 @@ def render_block(block: Block) -> str:
 
 
 def render_row(row: Row, extra: str = "") -> str:
-    """The exercise's line of the table: ``  3. model       0/8   passed   not started: ...``."""
-    ex = row.exercise
+    """The exercise's line of the table: ``  3. model        0/8   passed   not started: ...`` (the names as wide
+    as the curriculum's longest)."""
+    ex, width = row.exercise, curriculum.name_width()
     if not row.total:
-        return f"  {ex.number}. {ex.name:<9}   -/-    {row.status}{extra}"
-    return f"  {ex.number}. {ex.name:<9} {row.passed:>3}/{row.total:<3} passed   {row.status}{extra}"
+        return f"  {ex.number}. {ex.name:<{width}}   -/-    {row.status}{extra}"
+    return f"  {ex.number}. {ex.name:<{width}} {row.passed:>3}/{row.total:<3} passed   {row.status}{extra}"

@@ -47,6 +47,7 @@ import pytest
 import torch
 import torchvision.transforms
 
+from kata import curriculum
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
@@ -55,7 +56,7 @@ pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
 
 VARIANTS = Path(__file__).with_name("variants")
-ALL = ("devices", "data", "model", "training", "plotting", "sync")
+ALL = curriculum.names()
 
 # Said by no message a learner sees: internal class and module names.
 INTERNALS = re.compile(r"SimTensor|kata\.sim\b|<class '|_kata_target_\d|test_\w+\.BlockingCall")

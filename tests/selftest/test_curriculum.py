@@ -25,7 +25,8 @@ def parse(*entries):
 def test_the_curriculum_loads_into_typed_exercises_in_order():
     exercises = curriculum.exercises()
     assert [ex.number for ex in exercises] == list(range(1, len(exercises) + 1))
-    assert curriculum.names()[:6] == ("devices", "data", "model", "training", "plotting", "sync")
+    known = ("devices", "data", "model", "training", "plotting", "sync", "checkpoint")
+    assert curriculum.names()[:len(known)] == known, "the exercises so far, in order (more may follow)"
     for ex in exercises:
         assert ex.title and ex.teaches and ex.points > 0 and ex.names and ex.hints, ex.name
         assert ex.stub().is_file() and ex.checks().is_file(), ex.name
@@ -39,6 +40,14 @@ def test_an_exercise_is_found_by_name_or_by_its_checks():
     assert curriculum.exercise_of("tests/benchmarks/test_epoch_speed.py::test_y") is None
     with pytest.raises(UnknownExercise, match=r"no exercise 'modle'; the exercises are: devices, data, model"):
         curriculum.get("modle")
+
+
+def test_the_readme_s_table_of_exercises_names_each_one_in_order():
+    readme = (locate().root / "README.md").read_text()
+    rows = re.findall(r"^\| (\d+) \| (\w+) +\|", readme, flags=re.M)
+    assert rows == [(str(ex.number), ex.name) for ex in curriculum.exercises()], (
+        "README.md's table of exercises (## The exercises) lists the curriculum's, in order: add a row for "
+        "each new exercise, with what it is about")
 
 
 @pytest.mark.parametrize("change, words", [
@@ -92,32 +101,35 @@ def test_an_exercise_without_its_files_is_refused(tmp_path):
     assert "four things" in message
 
 
-# --- a seventh exercise is exactly four things ------------------------------------
+# --- one more exercise is exactly four things -------------------------------------
+#
+# It comes after the curriculum's last: its number is one more than theirs, whatever their count.
 
-SEVENTH_STUB = '''"""Exercise 7 · seventh: a demo. Run `pytest exercises/seventh.py` to check it."""
+EXTRA = len(curriculum.names()) + 1
+EXTRA_STUB = f'''"""Exercise {EXTRA} · extra: a demo. Run `pytest exercises/extra.py` to check it."""
 
 
 def double(x):
     """Return twice `x`."""
-    raise NotImplementedError("`double` is not written yet: see its docstring, and `kata hint seventh`")
+    raise NotImplementedError("`double` is not written yet: see its docstring, and `kata hint extra`")
 '''
-SEVENTH_SOLUTION = '''def double(x):
+EXTRA_SOLUTION = '''def double(x):
     return 2 * x
 '''
-SEVENTH_CHECKS = '''"""Checks for exercise 7, seventh."""
+EXTRA_CHECKS = '''"""Checks for the extra exercise."""
 
 
-def test_double_doubles(seventh):
-    assert seventh.double(2) == 4, "double(2) must be 4"
+def test_double_doubles(extra):
+    assert extra.double(2) == 4, "double(2) must be 4"
 
 
-def test_double_of_zero_is_zero(seventh):
-    assert seventh.double(0) == 0, "double(0) must be 0"
+def test_double_of_zero_is_zero(extra):
+    assert extra.double(0) == 0, "double(0) must be 0"
 '''
-SEVENTH_ENTRY = '''
+EXTRA_ENTRY = '''
 [[exercise]]
-name = "seventh"
-title = "A seventh exercise"
+name = "extra"
+title = "An extra exercise"
 teaches = "that an exercise is four things"
 points = 5
 names = ["double"]
@@ -126,20 +138,20 @@ hints.double = ["What is twice a number?"]
 
 
 @pytest.fixture(scope="module")
-def seventh(tmp_path_factory):
-    """A copy of the project with a seventh exercise added by the four things alone."""
-    root = tmp_path_factory.mktemp("seventh") / "device-kata"
+def extra(tmp_path_factory):
+    """A copy of the project with one more exercise added by the four things alone."""
+    root = tmp_path_factory.mktemp("extra") / "device-kata"
     project = locate().root
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "data", "runs")
     for folder in ("kata", "exercises", "solutions", "tests"):
         shutil.copytree(project / folder, root / folder, ignore=ignore)
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy(project / name, root / name)
-    (root / "exercises" / "seventh.py").write_text(SEVENTH_STUB)
-    (root / "solutions" / "seventh.py").write_text(SEVENTH_SOLUTION)
-    (root / "tests" / "test_seventh.py").write_text(SEVENTH_CHECKS)
+    (root / "exercises" / "extra.py").write_text(EXTRA_STUB)
+    (root / "solutions" / "extra.py").write_text(EXTRA_SOLUTION)
+    (root / "tests" / "test_extra.py").write_text(EXTRA_CHECKS)
     with open(root / "kata" / "curriculum.toml", "a") as f:
-        f.write(SEVENTH_ENTRY)
+        f.write(EXTRA_ENTRY)
     tomllib.loads((root / "kata" / "curriculum.toml").read_text())
     return root
 
@@ -151,18 +163,19 @@ def run_in(root, *command):
                           timeout=300)
 
 
-def test_a_seventh_exercise_is_checked_selected_listed_and_tabled(seventh):
-    run = run_in(seventh, "-m", "pytest", "-p", "no:cacheprovider", "solutions", "-m", "seventh")
+def test_one_more_exercise_is_checked_selected_listed_and_tabled(extra):
+    run = run_in(extra, "-m", "pytest", "-p", "no:cacheprovider", "solutions", "-m", "extra")
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     assert re.search(r"2 passed, \d+ deselected", out), out
-    assert re.search(r"7\. seventh +2/2 +passed +done", out), out
+    assert re.search(rf"{EXTRA}\. extra +2/2 +passed +done", out), out
 
-    run = run_in(seventh, "-m", "pytest", "-p", "no:cacheprovider", "exercises/seventh.py")
+    run = run_in(extra, "-m", "pytest", "-p", "no:cacheprovider", "exercises/extra.py")
     out = run.stdout + run.stderr
     assert run.returncode == 1, out
-    assert "exercises/seventh.py: `double` is not written yet" in out, out
-    assert re.search(r"7\. seventh +0/2 +passed +not started", out), out
+    assert "exercises/extra.py: `double` is not written yet" in out, out
+    assert re.search(rf"{EXTRA}\. extra +0/2 +passed +not started", out), out
 
-    run = run_in(seventh, "-m", "kata", "list")
-    assert run.returncode == 0 and re.search(r"7\. seventh +A seventh exercise", run.stdout), run.stdout + run.stderr
+    run = run_in(extra, "-m", "kata", "list")
+    assert run.returncode == 0 and re.search(rf"{EXTRA}\. extra +An extra exercise", run.stdout), \
+        run.stdout + run.stderr

@@ -14,6 +14,7 @@ test_grade_attacks.py (slow).
 
 import argparse
 import csv
+import itertools
 import json
 import os
 import zipfile
@@ -87,9 +88,9 @@ def graded(tmp_path_factory):
     (mixed / "pytest.ini").write_text("[pytest]\naddopts = -p no:kata --co\n")
     (mixed / "sitecustomize.py").write_text("import os\nos.environ['PYTEST_ADDOPTS'] = '--co'\n")
     (subs / "empty").mkdir()
+    forgeries = itertools.cycle(["forge-report", "forge-log", "forge-gc-thread", "forge-match", "forge-builtin"])
     write(subs / "forged", {name: attack(kind, name) + source for (name, source), kind in
-                            zip(sources("stubs").items(), ["forge-report", "forge-log", "forge-gc-thread",
-                                                           "forge-match", "forge-builtin", "forge-report"])})
+                            zip(sources("stubs").items(), forgeries)})   # every stub, however many
     write(subs / "helpers", {"model": attack("helpers", "model"), "devices": sources()["devices"]})
     linked = subs / "linked"
     linked.mkdir()

@@ -85,6 +85,84 @@ def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_pa
     assert "test accuracy" in proc.stdout
 
 
+# --- checkpoint.pt after every epoch, and --resume ---------------------------------------------------
+
+
+def test_a_run_writes_a_checkpoint_and_resume_goes_on_where_it_stopped(tmp_path, data_home, capsys):
+    import torch
+
+    first = run(Settings(**SMALL, out=str(tmp_path / "run")), quiet=True)
+    saved = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True, map_location="cpu")
+    assert saved["epoch"] == 2 and [len(h) for h in saved["history"]] == [2] * 4
+    assert commands.main(["train", "--resume", str(tmp_path / "run"), "--epochs", "3", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "going on from" in out and "2 epochs done" in out and "epoch  3/3" in out and "epoch  1/" not in out
+    record = json.loads((tmp_path / "run" / "history.json").read_text())
+    for name, values in record["history"].items():
+        assert len(values) == 3 and values[:2] == first["history"][name], name
+    assert len(record["epoch_seconds"]) == 3 and record["resumed"][0]["epochs_done"] == 2
+    assert record["settings"]["n_train"] == SMALL["n_train"], "the earlier run's settings, unless given again"
+    again = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=True, map_location="cpu")
+    steps = {s["step"].item() for s in again["optimizer_state_dict"]["state"].values()}
+    assert again["epoch"] == 3 and steps == {3 * 2}, "Adam's state went on from the checkpoint's (2 batches an epoch)"
+    assert commands.main(["train", "--resume", str(tmp_path / "run" / "checkpoint.pt")]) == 1
+    assert "already has its 3 epochs" in capsys.readouterr().err
+
+
+def test_a_resumed_run_s_progress_bar_and_plot_pick_up_where_it_stopped(tmp_path, data_home, monkeypatch):
+    mine = tmp_path / "mine"
+    shutil.copytree(locate().solutions, mine)
+    (mine / ".kata-progress.json").unlink(missing_ok=True)
+    with (mine / "plotting.py").open("a") as f:   # the reference LivePlot, telling what each update was given
+        f.write("\n\nclass LivePlot(LivePlot):\n"
+                "    def update(self, epoch, history):\n"
+                "        import json, pathlib\n"
+                "        with open(pathlib.Path(__file__).with_name('updates.jsonl'), 'a') as log:\n"
+                "            log.write(json.dumps([epoch, [len(h) for h in history]]) + '\\n')\n"
+                "        return super().update(epoch, history)\n")
+    import tqdm
+
+    bars = []
+
+    class Bar(tqdm.tqdm):   # tqdm, noting each bar's description
+        def __init__(self, *args, desc=None, **kwargs):
+            bars.append(desc)
+            super().__init__(*args, desc=desc, **kwargs)
+
+    monkeypatch.setattr("tqdm.tqdm", Bar)
+    run(Settings(**SMALL, target=str(mine), out=str(tmp_path / "run")), quiet=True)
+    run(Settings(**{**SMALL, "epochs": 4}, resume=str(tmp_path / "run"), out=str(tmp_path / "run"),
+                 target=str(mine)), quiet=True)
+    bars = [desc for desc in bars if desc and desc.startswith("epoch")]
+    assert bars == ["epoch 1/2", "epoch 2/2", "epoch 3/4", "epoch 4/4"], "the bar counts on from the epochs done"
+    updates = [json.loads(line) for line in (mine / "updates.jsonl").read_text().splitlines()]
+    assert updates == [[0, [1] * 4], [1, [2] * 4], [2, [3] * 4], [3, [4] * 4]], (
+        "resumed, LivePlot.update gets the run's epoch and its whole history, from the first epoch")
+    record = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert record["settings"]["target"] == str(mine.resolve()) and len(record["history"]["loss_hist_valid"]) == 4
+
+
+def test_a_run_of_the_solutions_resumes_with_the_solutions_of_the_machine_it_goes_on(tmp_path, data_home):
+    record = run(Settings(**{**SMALL, "epochs": 1}, out=str(tmp_path / "run")), quiet=True)
+    assert record["settings"]["target"] == "solutions", "by name: the run folder may go to another machine"
+    assert record["target"] == str(locate().solutions.resolve())
+
+
+def test_a_checkpoint_stub_trains_without_checkpoints_and_cannot_resume(tmp_path, data_home, capsys):
+    mine = tmp_path / "mine"
+    shutil.copytree(locate().solutions, mine)
+    shutil.copy(locate().exercises / "checkpoint.py", mine / "checkpoint.py")
+    run(Settings(**SMALL, target=str(mine), out=str(tmp_path / "run")))
+    out = capsys.readouterr().out
+    assert "no checkpoint.pt this run" in out and "`save_checkpoint` is not written yet" in out
+    assert not (tmp_path / "run" / "checkpoint.pt").exists() and "test accuracy" in out
+    run(Settings(**SMALL, out=str(tmp_path / "reference")), quiet=True)
+    with pytest.raises(KataUserError, match=r"--resume reads the checkpoint with the target's load_checkpoint, and "
+                                            r".*checkpoint.py: `load_checkpoint` is not written yet"):
+        run(Settings(**SMALL, target=str(mine), resume=str(tmp_path / "reference" / "checkpoint.pt"),
+                     out=str(tmp_path / "again")), quiet=True)
+
+
 # --- the seed's crash on the simulated accelerator, and what the histories held -------------------
 
 
@@ -108,12 +186,14 @@ def test_device_sim_crashes_as_the_seed_did_and_says_where_and_why(tmp_path):
               f"a = commands.main(['train', '--target', {str(seed)!r}, '--device', 'sim', *{small!r}, "
               f"'--out', {str(tmp_path / 'a')!r}])\n"
               f"b = commands.main(['train', '--device', 'sim', *{small!r}, '--out', {str(tmp_path / 'b')!r}])\n"
-              f"print('exit codes', a, b)\n")
+              f"c = commands.main(['train', '--resume', {str(tmp_path / 'b')!r}, '--epochs', '3', '--device', 'cpu', "
+              f"'--out', {str(tmp_path / 'c')!r}])\n"
+              f"print('exit codes', a, b, c)\n")
     env = {**os.environ, "KATA_DATA": str(tmp_path / "data")}
     env.pop("PYTEST_ADDOPTS", None)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, env=env)
     out = done.stdout + done.stderr
-    assert "exit codes 1 0" in out, out
+    assert "exit codes 1 0 0" in out, out
     assert "can't convert simgpu:0 device type tensor to numpy" in out
     assert "plotting.py is not written yet" in out, "at exercise 4 the book's plot stands in for LivePlot"
     assert "seed/training.py, line" in out and "history.accuracy_hist_train.append(" in out
@@ -122,6 +202,16 @@ def test_device_sim_crashes_as_the_seed_did_and_says_where_and_why(tmp_path):
     record = json.loads((tmp_path / "b" / "history.json").read_text())
     assert record["device"] == "simgpu:0" and all(type(v) is float for v in record["history"]["accuracy_hist_train"])
     assert (tmp_path / "b" / "history.png").is_file()
+    # The simulator's checkpoint is a GPU's (its tensors tagged cuda:0), and it goes on on the CPU.
+    import torch
+
+    tags = []
+    torch.load(tmp_path / "b" / "checkpoint.pt", weights_only=True,
+               map_location=lambda storage, where: tags.append(where) or storage)
+    assert "cuda:0" in tags, tags
+    resumed = json.loads((tmp_path / "c" / "history.json").read_text())
+    assert resumed["device"] == "cpu" and len(resumed["history"]["loss_hist_train"]) == 3
+    assert resumed["history"]["loss_hist_train"][:2] == record["history"]["loss_hist_train"]
 
 
 def test_cpu_tensors_in_the_histories_get_their_own_note(tmp_path, data_home, capsys):

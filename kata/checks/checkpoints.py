@@ -1,0 +1,338 @@
+"""What the checkpoint checks compare with: a tiny run to save, what a checkpoint file holds, and a file
+that would run code.
+
+A checkpoint's layout is the learner's to choose (their ``load_checkpoint``
+reads it), so the checks read a file by what it holds, not by its keys: the
+mapping with the model's state_dict keys, the mapping with ``state`` and
+``param_groups`` (the optimizer's), a number equal to the epoch, and a list with
+each history's values (:func:`contents`). The file is read as any stranger's
+file should be, with ``weights_only=True``; a refusal is said by what the file
+holds (:func:`unreadable_problem`).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import torch
+
+from kata.checks import lessons
+from kata.checks.history import HISTORY_NAMES, History
+from kata.checks.lessons import say
+from kata.checks.messages import describe
+
+__all__ = ["EPOCH", "HISTORY", "Contents", "RunsCode", "contents", "describe_file", "device_tags", "epoch_problem",
+           "file_problem", "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
+           "optimizer_state", "read",
+           "refused_global", "state", "state_problem", "unreadable_problem", "with_hidden_code"]
+
+EPOCH = 3   # the checks' tiny run trains this many epochs before it is saved
+# Four histories with distinct values, as train gives them (a named tuple of four lists of floats).
+HISTORY = History([0.6931, 0.5417, 0.4873], [0.7012, 0.5884, 0.5521], [0.5, 0.75, 0.8125], [3 / 7, 5 / 7, 6 / 7])
+
+
+def state(model) -> dict:
+    """The model's state_dict, copied to the CPU."""
+    return {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+
+
+def optimizer_state(optimizer) -> dict:
+    """The optimizer's state_dict, its tensors copied to the CPU."""
+    return copy.deepcopy({"state": {i: {k: v.detach().cpu() if isinstance(v, torch.Tensor) else v
+                                        for k, v in s.items()} for i, s in optimizer.state_dict()["state"].items()},
+                          "param_groups": optimizer.state_dict()["param_groups"]})
+
+
+# --- reading a file as a stranger's: weights_only=True ----------------------------------------------
+
+_REFUSED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def refused_global(err: BaseException) -> str | None:
+    """The global (``torch.nn.modules.container.Sequential``) weights_only loading refused, or None."""
+    import pickle
+
+    found = _REFUSED.search(str(err)) if isinstance(err, pickle.UnpicklingError) else None
+    return found.group(1) if found else None
+
+
+def unreadable_problem(err: BaseException, path) -> str | None:
+    """The lesson for a checkpoint weights_only=True refuses (by what it holds), or None for another error."""
+    name = refused_global(err)
+    if name is None:
+        return None
+    if name.startswith("torch.nn.modules") or name.startswith("torch.nn.parameter.Parameter"):
+        kind = "model"
+    elif name.startswith("torch.optim"):
+        kind = "optimizer"
+    elif name.startswith("numpy"):
+        kind = "numpy"
+    else:
+        kind = "class"
+    gist = next((line.strip() for line in _ANSI.sub("", str(err)).splitlines() if "Unsupported global" in line), "")
+    gist = re.sub(r"_kata_target_\d+\.", "", gist.split(" was not an allowed global")[0])
+    return (say(lessons.CKPT_UNREADABLE[kind], name=name.rsplit(".", 1)[-1]) + "\n"
+            + say(lessons.CKPT_REFUSED_AS, path=Path(path).name, gist=gist.replace("WeightsUnpickler error: ", "")))
+
+
+def read(path):
+    """(what the file holds, read with weights_only=True onto the CPU, None) or (None, the problem)."""
+    if not Path(path).is_file():
+        return None, say(lessons.CKPT_NO_FILE, path=Path(path).name)
+    try:
+        return torch.load(path, weights_only=True, map_location="cpu"), None
+    except Exception as err:  # noqa: BLE001 - a refusal is said by what it refused; anything else, as it is
+        return None, unreadable_problem(err, path) or f"torch.load({Path(path).name}, weights_only=True) failed: " \
+                                                       f"{type(err).__name__}: {err}"
+
+
+def device_tags(path) -> list[str]:
+    """The device each of the file's storages was saved from, as torch.load reads it ('cuda:0', 'cpu')."""
+    seen: list[str] = []
+    torch.load(path, weights_only=True, map_location=lambda storage, location: seen.append(location) or storage)
+    return seen
+
+
+# --- what a file holds, found by what it is ----------------------------------------------------------
+
+
+def number(value) -> float | None:
+    """A numeric leaf as a float (a Python number, a 0-d tensor, a NumPy scalar), or None."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    if isinstance(value, torch.Tensor) and value.numel() == 1 and value.dim() == 0:
+        return float(value.detach().cpu().double())
+    if type(value).__module__ == "numpy" and hasattr(value, "item"):
+        return float(value.item())
+    return None
+
+
+def _matches(seq, values) -> bool:
+    if len(seq) != len(values) or not values:
+        return False
+    got = [number(v) for v in seq]
+    return all(g is not None and abs(g - w) <= 1e-6 * max(1.0, abs(w)) for g, w in zip(got, values))
+
+
+@dataclass
+class Contents:
+    """What a checkpoint holds: the model's state, the optimizer's, the leaves equal to the epoch and,
+    per history list, the sequence with its values (None where there is none)."""
+
+    model: Mapping | None = None
+    optimizer: Mapping | None = None
+    epochs: list = field(default_factory=list)
+    histories: list = field(default_factory=lambda: [None] * 4)
+
+
+def contents(obj, model_keys, epoch, history) -> Contents:
+    found = Contents()
+    wanted = [[number(v) for v in h] for h in history]
+
+    def visit(node, depth=0):
+        if depth > 12:
+            return
+        if isinstance(node, Mapping):
+            keys = set(node)
+            if found.model is None and keys == set(model_keys) and all(isinstance(v, torch.Tensor)
+                                                                       for v in node.values()):
+                found.model = node
+                return
+            if found.optimizer is None and {"state", "param_groups"} <= keys:
+                found.optimizer = node
+                return
+            for value in node.values():
+                visit(value, depth + 1)
+            return
+        if isinstance(node, torch.Tensor) and node.dim() in (1, 2):
+            rows = [node] if node.dim() == 1 else list(node)
+            for row in rows:
+                for i, values in enumerate(wanted):
+                    if found.histories[i] is None and _matches(list(row), values):
+                        found.histories[i] = row
+            return
+        if isinstance(node, (list, tuple)):
+            for i, values in enumerate(wanted):
+                if found.histories[i] is None and _matches(node, values):
+                    found.histories[i] = node
+                    return
+            for value in node:
+                visit(value, depth + 1)
+            return
+        if number(node) is not None and number(node) == float(epoch):
+            found.epochs.append(node)
+
+    visit(obj)
+    return found
+
+
+def describe_file(obj) -> str:
+    """What a loaded checkpoint is, in a few words: "a dict with the keys ['epoch', 'model', ...]"."""
+    if isinstance(obj, Mapping):
+        return f"a {type(obj).__name__} with the keys {list(obj)[:8]}"
+    if isinstance(obj, (list, tuple)):
+        return f"a {type(obj).__name__} of {len(obj)} items"
+    return f"a {type(obj).__name__}"
+
+
+# --- what a file must hold: the contract's checkpoint ---------------------------------------------
+
+
+def _first_difference(got: Mapping, want: Mapping):
+    """(key, got, want) of the first tensor that differs, or None."""
+    for key, value in want.items():
+        mine = got.get(key)
+        if not isinstance(mine, torch.Tensor) or mine.shape != value.shape or not torch.equal(mine.cpu(), value):
+            return key, mine, value
+    return None
+
+
+def state_problem(found: Contents, obj, model) -> str | None:
+    """The model's state_dict is in the file, with the values the model had when saved."""
+    want = state(model)
+    if found.model is None:
+        return say(lessons.CKPT_NO_MODEL_STATE, keys=", ".join(want), found=describe_file(obj))
+    first = _first_difference(found.model, want)
+    if first is not None:
+        key, got, value = first
+        return say(lessons.CKPT_MODEL_STATE_DIFFERS, key=key, got=_tensor(got), want=_tensor(value))
+    return None
+
+
+def _tensor(t) -> str:
+    if not isinstance(t, torch.Tensor):
+        return f"a {type(t).__name__}"
+    return f"a tensor of shape {tuple(t.shape)} starting {t.detach().cpu().reshape(-1)[:3].tolist()}"
+
+
+def optimizer_problem(found: Contents, obj, optimizer) -> str | None:
+    """The optimizer's state_dict is in the file, as the optimizer had it when saved."""
+    if found.optimizer is None:
+        return say(lessons.CKPT_NO_OPTIMIZER_STATE, found=describe_file(obj))
+    return optimizer_difference(found.optimizer, optimizer_state(optimizer), lessons.CKPT_OPTIMIZER_STATE_DIFFERS)
+
+
+def optimizer_difference(got: Mapping, want: dict, template: str, **values) -> str | None:
+    states = got.get("state") if isinstance(got, Mapping) else None
+    if not isinstance(states, Mapping) or sorted(states) != sorted(want["state"]):
+        shown = sorted(states) if isinstance(states, Mapping) else type(states).__name__
+        return say(template, what=f"its 'state' is for the parameters {shown}; the optimizer had state for "
+                                  f"{sorted(want['state'])}", **values)
+    for index, entries in want["state"].items():
+        for name, value in entries.items():
+            mine = states[index].get(name) if isinstance(states[index], Mapping) else None
+            same = (torch.equal(mine.detach().cpu(), value) if isinstance(mine, torch.Tensor) and isinstance(
+                value, torch.Tensor) and mine.shape == value.shape else mine == value)
+            if not same:
+                return say(template, what=f"'state'[{index}][{name!r}] is {_tensor(mine)}; the optimizer's is "
+                                          f"{_tensor(value)}", **values)
+    groups = got.get("param_groups")
+    lr = [g.get("lr") for g in groups] if isinstance(groups, list) and all(isinstance(g, Mapping) for g in groups) \
+        else None
+    want_lr = [g["lr"] for g in want["param_groups"]]
+    if lr != want_lr:
+        return say(template, what=f"the learning rates are {lr}; the optimizer's {want_lr}", **values)
+    return None
+
+
+def _kind(entry) -> str:
+    if isinstance(entry, torch.Tensor):
+        return "tensors that require grad" if entry.requires_grad else f"tensors ({entry.device.type})"
+    if type(entry).__module__ == "numpy":
+        return "NumPy scalars"
+    return f"{type(entry).__name__}s"
+
+
+def history_problem(found: Contents, obj, history) -> str | None:
+    """Each of the four histories is in the file as a list of Python floats (histories without entries aside)."""
+    for i, (name, given) in enumerate(zip(HISTORY_NAMES, history)):
+        if not len(given):
+            continue
+        node = found.histories[i]
+        if node is None:
+            values = [number(v) for v in given]
+            return say(lessons.CKPT_NO_HISTORY, name=name, values=values, found=describe_file(obj))
+        for index, entry in enumerate(node if not isinstance(node, torch.Tensor) else [node]):
+            if type(entry) is not float:
+                return say(lessons.CKPT_HISTORY_NOT_FLOATS, kind=_kind(entry), name=name, index=index,
+                           value=describe(entry), given=describe(given[min(index, len(given) - 1)]))
+        for index, (entry, value) in enumerate(zip(node, given)):
+            if entry != number(value):
+                return say(lessons.CKPT_HISTORY_VALUES, name=name, index=index, got=repr(entry),
+                           want=repr(number(value)))
+        if not isinstance(node, list):
+            return say(lessons.CKPT_NO_HISTORY, name=name, values=[number(v) for v in given],
+                       found=f"{describe_file(obj)}, and the values in a {type(node).__name__}, not a list")
+    return None
+
+
+def epoch_problem(found: Contents, obj, epoch) -> str | None:
+    if any(type(e) is int for e in found.epochs):
+        return None
+    if found.epochs:
+        return say(lessons.CKPT_EPOCH_NOT_AN_INT, kind=describe(found.epochs[0]))
+    return say(lessons.CKPT_NO_EPOCH, epoch=epoch, found=describe_file(obj))
+
+
+def file_problem(obj, model, optimizer, epoch, history, parts=("model", "optimizer", "epoch", "history")):
+    """The first thing the contract's checkpoint holds that this one does not (None: it holds them all)."""
+    found = contents(obj, model.state_dict().keys(), epoch, history)
+    checks = {"model": lambda: state_problem(found, obj, model),
+              "optimizer": lambda: optimizer_problem(found, obj, optimizer),
+              "epoch": lambda: epoch_problem(found, obj, epoch),
+              "history": lambda: history_problem(found, obj, history)}
+    return next((p for p in (checks[part]() for part in parts) if p is not None), None)
+
+
+def moved_problem(path, model, optimizer, device) -> str | None:
+    """Saved from ``device``: as many of the file's tensors tagged for a device as the state_dicts hold there."""
+    import io
+
+    buffer = io.BytesIO()
+    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
+    buffer.seek(0)
+    want = [t for t in device_tags(buffer) if t != "cpu"]
+    got = [t for t in device_tags(path) if t != "cpu"]
+    if len(got) >= len(want):
+        return None
+    return say(lessons.CKPT_MOVED_BEFORE_SAVING, device=device, device_tensors=len(got), want=len(want))
+
+
+# --- a file that would run code --------------------------------------------------------------------
+
+
+class RunsCode:
+    """Pickles as a call of ``builtins.exec``: unpickled without weights_only, it writes ``marker``."""
+
+    def __init__(self, marker: Path):
+        self.code = f"open({str(marker)!r}, 'w').write('this checkpoint ran code')"
+
+    def __reduce__(self):
+        return exec, (self.code,)
+
+
+def with_hidden_code(path: Path, marker: Path) -> None:
+    """Rewrite the checkpoint at ``path`` (the learner's own, for the check's tiny model) with a pickled
+    call hidden in it, beside what it held: a file its reader's ``load_checkpoint`` would otherwise take."""
+    try:
+        obj = torch.load(path, weights_only=True, map_location="cpu")
+    except Exception:  # noqa: BLE001 - the learner's own file of the check's model: read it as it was written
+        obj = torch.load(path, weights_only=False, map_location="cpu")
+    hidden = RunsCode(marker)
+    if isinstance(obj, dict):
+        obj = {**obj, "notes": hidden}
+    elif isinstance(obj, list):
+        obj = [*obj, hidden]
+    elif isinstance(obj, tuple):
+        obj = (*obj, hidden)
+    else:
+        obj = {"checkpoint": obj, "notes": hidden}
+    torch.save(obj, path)
+
