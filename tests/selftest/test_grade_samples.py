@@ -167,8 +167,9 @@ try:
         _started.append(_p)
 except OSError:
     pass
-for _p in _started:
+for _p in _started:   # ended and reaped: a zombie still counts against the submission's own process limit
     _p.kill()
+    _p.join()
 if len(_started) >= 200:
     raise RuntimeError("started 200 processes")
 """,
