@@ -33,6 +33,7 @@ CNN and loop): the sandbox that runs them has neither those nor the checks.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import random
 import signal
@@ -171,27 +172,46 @@ def _error(exc: BaseException) -> str:
 
 
 def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tuple[str, dict]]:
-    """Each record of ``exercise`` on ``module``: (name, {"data": ...} or {"error": "..."})."""
+    """Each record of ``exercise`` on ``module`` (or on what the function ``module`` imports, in at most
+    ``2 * RECORD_SECONDS``: an import that never ends is the exercise's): (name, {"data": ...} or {"error": "..."})."""
     alarm, timeouts = hasattr(signal, "setitimer"), 0
-    for name, record in _probes(exercise).records.items():
-        if name in skip:
-            continue
+    names = [n for n in _probes(exercise).records if n not in skip]
+    if callable(module):
+        try:
+            with _timer(alarm, 2 * RECORD_SECONDS):
+                module = module()
+        except (Exception, _Timeout, SystemExit) as exc:  # noqa: BLE001 - the submission's error is the record
+            why = f"its import did not finish within {2 * RECORD_SECONDS:g} s" if isinstance(exc, _Timeout) else \
+                (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            yield from ((name, {"error": why}) for name in names)
+            return
+    for name in names:
+        record = _probes(exercise).records[name]
         if timeouts >= EXERCISE_TIMEOUTS:
             yield name, {"error": f"not asked: {timeouts} records of this exercise ran out of time"}
             continue
-        if alarm:
-            signal.signal(signal.SIGALRM, _alarm)
-            signal.setitimer(signal.ITIMER_REAL, RECORD_SECONDS)
         try:
-            yield name, {"data": record(module, Draw(context.seed, f"{exercise}.{name}"), context)}
+            with _timer(alarm, RECORD_SECONDS):
+                result = {"data": record(module, Draw(context.seed, f"{exercise}.{name}"), context)}
         except (Exception, _Timeout) as exc:  # noqa: BLE001 - the submission's error is the record
             timeouts += isinstance(exc, _Timeout)
-            yield name, {"error": _error(exc)}
+            result = {"error": _error(exc)}
         except SystemExit as exc:
-            yield name, {"error": f"SystemExit({exc.code!r})"}
-        finally:
-            if alarm:
-                signal.setitimer(signal.ITIMER_REAL, 0)
+            result = {"error": f"SystemExit({exc.code!r})"}
+        yield name, result
+
+
+@contextlib.contextmanager
+def _timer(alarm: bool, seconds: float):
+    """_Timeout raised in the main thread after ``seconds`` (where the platform has interval timers)."""
+    if alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def judge(exercise: str, mine: dict[str, dict], ref: dict[str, dict]) -> dict[str, str | None]:

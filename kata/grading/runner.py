@@ -30,7 +30,7 @@ __all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "
 
 MAX_ROUNDS = 8       # children per submission and role at most
 MAX_STRIKES = 2      # children one exercise may end before the rest of its checks are not run
-START = 180.0        # seconds a child may take before its first report line (collection, imports)
+START = 180.0        # seconds a checks child may take before its first report line (collection, imports)
 
 
 def exercise_name(nodeid: str) -> str | None:
@@ -126,7 +126,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
             return
         skip = [f"{ex}/{n}" for ex, names in graded.records.items() for n in names]
         answer = job.records.ask({"files": files, "seed": job.seed, "skip": skip, "wall": left,
-                                  "quiet": audit.RECORD_SECONDS + 15, "start": START}, left + 60)
+                                  "quiet": audit.RECORD_SECONDS + 15, "start": audit.RECORD_SECONDS}, left + 60)
         _log(graded, "the audit's records", answer)
         for line in answer.report.splitlines():
             try:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from kata.project import Project
 
-__all__ = ["CGROUP_ROOT", "Limits", "Plan", "Roots", "plan"]
+__all__ = ["CGROUP_ROOT", "Limits", "Plan", "Roots", "plan", "uid_of"]
 
 UID_BASE = 61000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -119,10 +119,15 @@ class Plan:
         if self.kind == "bubblewrap":
             return prefix + [self.bwrap, *_bwrap_args(role, roots, limits, self.root, threads), "--", *python]
         if self.kind == "user":
-            uid = str(UID_BASE + slot)
+            uid = str(uid_of(role, slot))
             return prefix + ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                              "--", "env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
         return prefix + ["env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
+
+
+def uid_of(role: str, slot: int) -> int:
+    """A user of its own per server (a server ends every process of its user after each request)."""
+    return UID_BASE + 2 * slot + (role == "checks")
 
 
 def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import importlib
 import json
 import os
@@ -114,7 +115,7 @@ def _child_checks(request: dict) -> int:
 def _child_records(request: dict) -> int:
     from kata import curriculum, sim
     from kata.audit import Context, records, run_records
-    from kata.harness.target import Target, TargetError
+    from kata.harness.target import Target
 
     ok, _ = sim.support()
     context = Context(request["seed"], WORK / "tmp", Path(os.environ["KATA_AUDIT_DATA"]),
@@ -134,14 +135,7 @@ def _child_records(request: dict) -> int:
             skip = {n for n in records(exercise) if f"{exercise}/{n}" in done}
             if len(skip) == len(records(exercise)):
                 continue
-            try:
-                module = target.load(exercise)
-            except TargetError as err:
-                for name in records(exercise):
-                    if name not in skip:
-                        write(exercise, name, {"error": str(err).splitlines()[0]})
-                continue
-            for name, result in run_records(exercise, module, context, skip):
+            for name, result in run_records(exercise, functools.partial(target.load, exercise), context, skip):
                 write(exercise, name, result)
     return 0
 

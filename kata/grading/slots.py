@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata.grading.sandbox import CGROUP_ROOT, UID_BASE, Limits, Plan, Roots
+from kata.grading.sandbox import CGROUP_ROOT, Limits, Plan, Roots, uid_of
 
 __all__ = ["Answer", "Slot"]
 
@@ -99,7 +99,7 @@ class Slot:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True, mode=0o700)
         if self.plan.kind == "user":
-            os.chown(folder, UID_BASE + self.index, UID_BASE + self.index)
+            os.chown(folder, uid_of(self.role, self.index), uid_of(self.role, self.index))
         argv = self.plan.command(self.role, self.roots, self.limits, self.index, folder, self.threads) + self.collect
         self.cgroup = self._make_cgroup()
         self.log = open(self.work / f"{self.role}-{self.index}.log", "ab")
