@@ -16,7 +16,6 @@ import queue
 import shutil
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -88,13 +87,12 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
                 Slot(plan, "checks", roots, limits, i, work, threads, collect), limits, ref.seed, args)
             for i in range(min(jobs, max(1, len(subs))))]
     try:
-        starting = [threading.Thread(target=slot.start, daemon=True) for job in pool
-                    for slot in (job.checks, job.records)]
-        for thread in starting:
-            thread.start()
+        slots = [slot for job in pool for slot in (job.checks, job.records)]
+        for slot in slots:   # from this thread, which outlives them: they import and collect while ref.make() runs
+            slot.start(wait=False)
         ref.make()
-        for thread in starting:
-            thread.join()
+        for slot in slots:
+            slot.ready()
         fp = fingerprint(project, slow=limits.slow, test_timeout=limits.test_timeout, memory_mb=limits.memory_mb,
                          sandbox=plan.kind)
         saved = saved_run(reference_path, fp)

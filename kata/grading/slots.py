@@ -93,7 +93,9 @@ class Slot:
     log: object = None
     requests: int = 0
 
-    def start(self) -> None:
+    def start(self, wait: bool = True) -> None:
+        """Start the server, from a thread that outlives it (bubblewrap's --die-with-parent, PR_SET_PDEATHSIG,
+        follows the thread that started it, not the process); ``wait=False``: :meth:`ready` waits for it."""
         self.stop()
         folder = self.work / f"{self.role}-{self.index}"
         shutil.rmtree(folder, ignore_errors=True)
@@ -106,6 +108,10 @@ class Slot:
         self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
                                         cwd=folder, start_new_session=True,
                                         preexec_fn=self._join_cgroup if self.cgroup else None)
+        if wait:
+            self.ready()
+
+    def ready(self) -> None:
         line = self._line(time.monotonic() + READY_TIMEOUT)
         if line is None or "ready" not in line:
             self.stop()
@@ -202,7 +208,7 @@ class Slot:
         try:
             for d in dirs:
                 d.mkdir(exist_ok=True)
-            _write(dirs[-1] / "pids.max", str(self.limits.processes + 64))
+            (dirs[-1] / "pids.max").write_text(str(self.limits.processes + 64))
         except OSError:
             return []
         return dirs
@@ -220,17 +226,12 @@ class Slot:
 
     def _join_cgroup(self) -> None:
         for d in self.cgroup:
-            _write(d / "cgroup.procs", str(os.getpid()))
+            (d / "cgroup.procs").write_text(str(os.getpid()))
 
     def _limit_cgroup(self, limit: int) -> None:
         memory = self.cgroup[0] / ("memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes")
         with contextlib.suppress(OSError):
-            _write(memory, str(limit))
-
-
-def _write(path: Path, text: str) -> None:
-    with open(path, "w") as f:
-        f.write(text)
+            memory.write_text(str(limit))
 
 
 def _cmdline(pid: int) -> bytes:
