@@ -458,7 +458,7 @@ def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
 @given(drawn=histories(device=DEVICE))
 @example(drawn=(VALUES, make_history(VALUES, SEED_KINDS, DEVICE)))
 @example(drawn=(VALUES, make_history(VALUES, MIXED_KINDS, DEVICE, named=True)))
-@pytest.mark.audit("curves", "history")
+@pytest.mark.audit("any", "history")
 def test_plot_history_draws_any_history(plotting, drawn):
     values, history = drawn
     snap = snapshot(history)
@@ -510,7 +510,7 @@ def test_live_plot_grows_one_point_per_epoch(plotting):
     drive(plotting, make_history(VALUES), each=each)
 
 
-@pytest.mark.audit("live.curves")
+@pytest.mark.audit("live.seed")
 def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),

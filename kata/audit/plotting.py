@@ -133,9 +133,10 @@ def _guarded(call, *args):
             plt.close(num)
 
 
-def _plot_values(mod, draw, ctx):
+def _plot_values(mod, draw, ctx, kinds="float"):
+    """plot_history on a history of floats (the checks of its layout draw those), or of ``kinds=None``: any."""
     values = _values(draw, draw.int(1, 6))
-    history = _history(draw, values)
+    history = _history(draw, values, kinds)
     before = typed([list(h) for h in history])
     fig, _ = _guarded(lambda: mod.plot_history(history))
     return {"figure": _figure(fig), "history_after": typed([list(h) for h in history]), "history_before": before}
@@ -145,9 +146,17 @@ def _plots(mod, draw, cases, device=None):
     found = {}
     for case, kinds in cases.items():
         values = _values(draw, draw.int(2, 5))
-        fig, _ = _guarded(mod.plot_history, _history(draw, values, kinds, device, named=draw.int(0, 1) == 1))
-        found[case] = _figure(fig)
+        found[case] = _drawn(mod.plot_history, _history(draw, values, kinds, device, named=draw.int(0, 1) == 1))
     return found
+
+
+def _drawn(call, *args) -> dict:
+    """The figure ``call(*args)`` returns, described; or what it raised (in this case's record only: the checks
+    of the other cases may pass)."""
+    try:
+        return _figure(_guarded(call, *args)[0])
+    except Exception as exc:  # noqa: BLE001 - the submission's error is this case's record
+        return {"figure": False, "error": f"{type(exc).__name__}: {str(exc)[:200]}"}
 
 
 def _plot_kinds(mod, draw, ctx):
@@ -158,7 +167,7 @@ def _plot_named(mod, draw, ctx):
     found = {}
     for named in (False, True):
         values = _values(draw, draw.int(2, 5))
-        found[str(named)] = _figure(_guarded(mod.plot_history, _history(draw, values, "float", named=named))[0])
+        found[str(named)] = _drawn(mod.plot_history, _history(draw, values, "float", named=named))
     return found
 
 
@@ -226,23 +235,33 @@ def _live_no_path(mod, draw, ctx):
     return sorted(os.listdir(folder))
 
 
-def _live_accelerator(mod, draw, ctx):
+def _live_seed(mod, draw, ctx, device=None):
+    """A LivePlot driven with the seed's history on ``device``, a named tuple as train() hands it (as its checks
+    do): the last figure."""
     values = _values(draw, draw.int(2, 3))
-    history = _history(draw, values, SEED, device=ctx.accelerator)
+    history = _history(draw, values, SEED, device=device, named=True)
 
     def run():
         plot = mod.LivePlot()
         for epoch in range(len(values[0])):
-            plot.update(epoch, tuple(h[:epoch + 1] for h in history))
+            plot.update(epoch, type(history)(*(h[:epoch + 1] for h in history)))
         return _figure(plot.figure)
 
     return _guarded(run)[0]
 
 
-RECORDS = {"plot": _plot_values, "plot.kinds": _plot_kinds, "plot.named": _plot_named,
+def _live_accelerator(mod, draw, ctx):
+    return _live_seed(mod, draw, ctx, ctx.accelerator)
+
+
+def _plot_any(mod, draw, ctx):
+    return _plot_values(mod, draw, ctx, kinds=None)
+
+
+RECORDS = {"plot": _plot_values, "plot.any": _plot_any, "plot.kinds": _plot_kinds, "plot.named": _plot_named,
            "plot.accelerator": _plot_accelerator, "plot.render": _plot_render, "live": _live,
            "live.positional": lambda mod, draw, ctx: _live(mod, draw, ctx, "positional Path"),
-           "live.no_path": _live_no_path, "live.accelerator": _live_accelerator}
+           "live.no_path": _live_no_path, "live.seed": _live_seed, "live.accelerator": _live_accelerator}
 
 
 # --- how a figure is read ---------------------------------------------------------------------
@@ -327,8 +346,10 @@ FACETS = {
     "axis_labels": Facet("the axis labels", project(lambda f: _labels(f["figure"])), record="plot"),
     "legends": Facet("a legend on each panel naming its curves", project(lambda f: _legends(f["figure"])),
                      record="plot"),
+    "any": Facet("each curve holds its list at epochs 1..N, whatever its entries are",
+                 project(lambda f: _curves(f["figure"]), CURVES), record="plot.any"),
     "history": Facet("plot_history leaves the history as it was", project(lambda f: f["history_after"]),
-                     record="plot"),
+                     record="plot.any"),
     **{f"kinds[{case}]": Facet(f"a history of {case} is drawn", project(lambda f, c=case: _curves(f[c]), CURVES),
                                record="plot.kinds") for case in ENTRIES},
     **{f"named[{named}]": Facet("a history in a " + ("named tuple" if named else "plain tuple") + " is drawn",
@@ -350,5 +371,7 @@ FACETS = {
                                          record="live.positional"),
     "live.refused": Facet("LivePlot never shows or pauses", project(lambda f: f["refused"]), record="live"),
     "live.no_path": Facet("LivePlot() without a path writes no file"),
+    "live.seed": Facet("LivePlot draws the seed's history (accuracy tensors, in a named tuple)",
+                       project(_curves, CURVES)),
     "live.accelerator": Facet("LivePlot draws accelerator tensors", project(_curves, CURVES)),
 }
