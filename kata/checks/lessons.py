@@ -2,8 +2,8 @@
 
 Every text here is a whole sentence (or a few), a template with named
 placeholders filled by :func:`say`, never a sentence built from fragments: so
-each can be translated as it stands (issue #21 puts them through gettext, with
-the English text as the message id: :func:`say` is the one place to do it).
+each can be translated as it stands: each is marked with ``N_`` (kata.i18n) and
+:func:`say` translates it (gettext, the English text as the message id).
 
 The first line of a check's message names the cause and the lesson, the same
 words wherever that cause shows up (a run folds failures whose first lines
@@ -13,6 +13,8 @@ without importing it.
 """
 
 from __future__ import annotations
+
+from kata.i18n import N_, say  # say: a template, translated, then filled in
 
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
            "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED",
@@ -33,11 +35,6 @@ __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACC
            "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER",
            "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE",
            "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
-
-
-def say(template: str, /, **values) -> str:
-    """A template with its placeholders filled in: the one place a translation will go."""
-    return template.format(**values)
 
 
 # --- what a history may hold: four lists of Python floats ----------------------

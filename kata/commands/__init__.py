@@ -17,12 +17,13 @@ import importlib
 import sys
 
 from kata.curriculum import CurriculumError, UnknownExercise
+from kata.i18n import LANGUAGES, set_language
 from kata.project import ProjectError
 
 __all__ = ["COMMANDS", "build_parser", "main"]
 
 # In the order `kata --help` lists them: the learner's loop first, then the teacher's.
-COMMANDS = ("list", "next", "watch", "hint", "solution", "reset",
+COMMANDS = ("list", "next", "watch", "hint", "solution", "reset", "lang",
             "data", "train", "bench", "doctor", "release", "grade", "gradescope")
 
 
@@ -30,9 +31,22 @@ def _module(name: str):
     return importlib.import_module(f"kata.commands.{name}")
 
 
+def _language(text: str) -> str:
+    if text not in LANGUAGES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not one of {', '.join(LANGUAGES)}")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.")
+    # --lang, before or after the command: `kata --lang ko hint data` or `kata hint data --lang ko`
+    lang = argparse.ArgumentParser(add_help=False)
+    lang.add_argument("--lang", type=_language, default=argparse.SUPPRESS, metavar="LANG",
+                      help="en or ko (default: $KATA_LANG, else `kata lang`'s choice, else the locale, else en)")
+    parser = argparse.ArgumentParser(prog="kata", description="device-kata: learn where a tensor lives.",
+                                     parents=[lang])
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    real_add_parser = sub.add_parser
+    sub.add_parser = lambda *a, **kw: real_add_parser(*a, parents=[lang, *kw.pop("parents", [])], **kw)
     for name in COMMANDS:
         module = _module(name)
         module.add_parser(sub).set_defaults(run=module.run)
@@ -41,6 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    set_language(getattr(args, "lang", None))
     try:
         return args.run(args)
     except KeyboardInterrupt:

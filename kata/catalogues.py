@@ -1,0 +1,183 @@
+"""The translation catalogues, kept with Babel: extract, update, compile, check.
+
+    python -m kata.catalogues update [DOMAIN ...]   # extract the English, merge into ko/DOMAIN.po
+    python -m kata.catalogues compile [DOMAIN ...]  # ko/DOMAIN.po -> ko/DOMAIN.mo (what the kata reads)
+    python -m kata.catalogues check [DOMAIN ...]    # what tests/selftest/test_i18n.py fails on
+
+A domain's messages are extracted from the files :data:`kata.i18n.CATALOGUES`
+names: Python with Babel's own extractor (the keywords ``_``, ``N_`` and
+``say``), the curriculum (its titles, lessons and hints) and the stubs (their
+docstrings, comments and ``NotImplementedError`` messages) with the two
+extractors below. The English text is the message id; an entry whose English
+changed comes back from ``update`` marked fuzzy, beside its old translation,
+and counts as missing until a translator clears the mark.
+
+Babel is a maintainer's tool (``pip install -e ".[dev]"``): the kata itself
+reads only the compiled ``.mo`` files, with the standard library.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import string
+import sys
+import tomllib
+from pathlib import Path
+
+from babel.messages.catalog import Catalog
+from babel.messages.extract import extract_from_file
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po, write_po
+
+from kata.i18n import CATALOGUES, LOCALE_DIR, stub_texts
+
+__all__ = ["compile_catalogue", "extract", "problems", "update"]
+
+ROOT = Path(__file__).resolve().parent.parent
+KEYWORDS = {"_": None, "N_": None, "say": None, "gettext": None}
+LANGS = ("ko",)
+
+
+def extract_toml(fileobj, keywords, comment_tags, options):
+    """Babel extractor for kata/curriculum.toml: each exercise's title and lesson, each hint level."""
+    data = tomllib.loads(fileobj.read().decode("utf-8"))
+    for exercise in data.get("exercise", []):
+        name = exercise["name"]
+        for key in ("title", "teaches"):
+            yield 0, None, exercise[key], [f"{name}: {key}"]
+        for topic, levels in exercise.get("hints", {}).items():
+            for level, text in enumerate(levels, 1):
+                yield 0, None, text.strip("\n"), [f"{name}: hint {topic}, level {level}"]
+
+
+def extract_stub(fileobj, keywords, comment_tags, options):
+    """Babel extractor for exercises/*.py: the texts kata.i18n.stub_texts finds."""
+    for first, _last, kind, text in stub_texts(fileobj.read().decode("utf-8")):
+        yield first, None, text, [kind]
+
+
+def _method(path: Path):
+    if path.suffix == ".toml":
+        return extract_toml
+    if path.parent.name == "exercises":
+        return extract_stub
+    return "python"
+
+
+def _files(domain: str) -> list[Path]:
+    return sorted({p for pattern in CATALOGUES[domain] for p in ROOT.glob(pattern)})
+
+
+def extract(domain: str) -> Catalog:
+    """The domain's messages, as they are in the source today (a template: no translations)."""
+    template = Catalog(project="device-kata", domain=domain, fuzzy=False)
+    for path in _files(domain):
+        for lineno, message, comments, context in extract_from_file(
+                _method(path), path, keywords=KEYWORDS, comment_tags=("Translators:",), strip_comment_tags=True):
+            if isinstance(message, tuple):     # ngettext: the singular is the id
+                message = message[0]
+            if message and message.strip():
+                template.add(message, locations=[(str(path.relative_to(ROOT)), lineno)],
+                             auto_comments=comments, context=context)
+    return template
+
+
+def _po(domain: str, lang: str) -> Path:
+    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{domain}.po"
+
+
+def _read(path: Path, lang: str) -> Catalog:
+    if not path.exists():
+        return Catalog(locale=lang, project="device-kata", fuzzy=False)
+    with path.open("rb") as f:
+        return read_po(f, locale=lang)
+
+
+def update(domain: str, lang: str = "ko") -> Path:
+    """Merge today's English into ``lang``'s catalogue: new messages empty, changed ones fuzzy."""
+    path = _po(domain, lang)
+    catalog = _read(path, lang)
+    catalog.update(extract(domain), update_header_comment=False)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    buffer = io.BytesIO()
+    write_po(buffer, catalog, width=100, include_previous=True, sort_by_file=True)
+    path.write_bytes(buffer.getvalue())
+    return path
+
+
+def compile_catalogue(domain: str, lang: str = "ko") -> Path:
+    """``lang``'s catalogue as the kata reads it (fuzzy entries left out)."""
+    path = _po(domain, lang)
+    buffer = io.BytesIO()
+    write_mo(buffer, _read(path, lang), use_fuzzy=False)
+    out = path.with_suffix(".mo")
+    out.write_bytes(buffer.getvalue())
+    return out
+
+
+def _fields(text: str) -> list[str]:
+    try:
+        return sorted(name for _, name, _, _ in string.Formatter().parse(text) if name is not None)
+    except ValueError as err:
+        return [f"(not a template: {err})"]
+
+
+def problems(domain: str, lang: str = "ko") -> list[str]:
+    """What is wrong with ``lang``'s catalogue of ``domain``: one line per entry."""
+    path = _po(domain, lang)
+    if not path.exists():
+        return [f"{path.relative_to(ROOT)}: missing (python -m kata.catalogues update {domain})"]
+    catalog = _read(path, lang)
+    out = []
+    for message in extract(domain):
+        if not message.id:
+            continue
+        where = ", ".join(f"{f}:{n}" for f, n in message.locations[:2])
+        entry = catalog.get(message.id, context=message.context)
+        short = message.id.splitlines()[0][:70]
+        if entry is None or not entry.string:
+            out.append(f"{domain}: no {lang} entry for {short!r} ({where})")
+        elif entry.fuzzy:
+            out.append(f"{domain}: stale {lang} entry (its English changed) for {short!r} ({where})")
+        elif _fields(entry.string) != _fields(message.id):
+            out.append(f"{domain}: placeholders differ for {short!r} ({where}): English {_fields(message.id)}, "
+                       f"{lang} {_fields(entry.string)}")
+    for key in catalog.obsolete:
+        out.append(f"{domain}: stale {lang} entry for English the source no longer has: {str(key)[:70]!r}")
+    mo = path.with_suffix(".mo")
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    if not mo.exists() or mo.read_bytes() != compiled.getvalue():
+        out.append(f"{domain}: {mo.relative_to(ROOT)} is not compiled from its .po "
+                   f"(python -m kata.catalogues compile {domain})")
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m kata.catalogues", description=__doc__.splitlines()[0])
+    parser.add_argument("action", choices=("update", "compile", "check"))
+    parser.add_argument("domains", nargs="*", metavar="DOMAIN", help=f"default: all ({', '.join(CATALOGUES)})")
+    args = parser.parse_args(argv)
+    domains = args.domains or list(CATALOGUES)
+    unknown = [d for d in domains if d not in CATALOGUES]
+    if unknown:
+        parser.error(f"unknown domain {unknown[0]!r}: one of {', '.join(CATALOGUES)}")
+    found = []
+    for domain in domains:
+        for lang in LANGS:
+            if args.action == "update":
+                print(update(domain, lang).relative_to(ROOT))
+            elif args.action == "compile":
+                print(compile_catalogue(domain, lang).relative_to(ROOT))
+            else:
+                found += problems(domain, lang)
+    for line in found:
+        print(line)
+    if args.action == "check":
+        print(f"{len(found)} problem(s)" if found else "every catalogue is complete and compiled")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,231 @@
+"""The kata's languages: English, the source, and Korean, from gettext catalogues (issue #21).
+
+Every sentence a learner or teacher reads goes through :func:`_` (or a template
+marked with :func:`N_` and filled by :func:`say`), with the English text as the
+message id: the English source stays readable, and English is what a run shows
+unless Korean is chosen. The translations are gettext catalogues,
+``kata/locale/ko/LC_MESSAGES/DOMAIN.po`` (one per area of the kata,
+:data:`CATALOGUES`), compiled to ``.mo`` beside them and read with the
+standard library's :mod:`gettext`; ``python -m kata.catalogues`` extracts,
+updates and compiles them (with Babel), and ``tests/selftest/test_i18n.py``
+fails on a message without a Korean entry, a stale one or a placeholder that
+differs.
+
+The language, first found of:
+
+1. :func:`set_language` (the ``--lang`` option of the ``kata`` commands, which
+   also sets ``KATA_LANG`` so the processes they start agree);
+2. ``$KATA_LANG`` (``en`` or ``ko``);
+3. what ``kata lang ko`` chose for a learner's copy: ``.kata-lang`` at the top
+   of the checkout;
+4. the locale: ``$LANGUAGE``, ``$LC_ALL``, ``$LC_MESSAGES`` or ``$LANG``
+   (``ko_KR.UTF-8`` is Korean), as gettext reads it;
+5. English.
+
+Nothing here imports torch: ``kata --help`` and ``kata list`` stay instant.
+"""
+
+from __future__ import annotations
+
+import gettext
+import json
+import os
+from functools import cache
+from pathlib import Path
+
+__all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "language", "say",
+           "set_language", "stub_texts", "translate_stub", "translation"]
+
+LANGUAGES = ("en", "ko")
+LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
+
+# One catalogue per area of the kata: the files (globs relative to the checkout)
+# whose sentences it holds. Each domain's .po is edited on its own; a message is
+# looked up in all of them, so a sentence shared by two areas needs one entry.
+CATALOGUES = {
+    "lessons": ["kata/checks/*.py"],
+    "checks-a": ["tests/test_data.py", "tests/test_model.py", "tests/test_devices.py"],
+    "checks-b": ["tests/test_plotting.py", "tests/test_training.py", "tests/test_sync.py",
+                 "tests/test_checkpoint.py", "tests/conftest.py", "conftest.py"],
+    "harness": ["kata/harness/*.py", "kata/notebook.py", "kata/progress.py", "kata/project.py", "kata/files.py",
+                "kata/celeba.py", "kata/data/*.py", "kata/i18n.py"],
+    "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
+                                                         "data", "doctor", "hint", "list", "next", "solution",
+                                                         "train", "watch")] + ["kata/conformance/*.py"],
+    "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
+    "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
+    "stubs": ["exercises/*.py", "kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py",
+              "kata/commands/lang.py"],
+}
+
+_chosen: str | None = None
+
+
+def N_(message: str) -> str:
+    """Mark a sentence for translation where it is defined (a constant); :func:`say` or
+    :func:`_` translates it where it is shown."""
+    return message
+
+
+def set_language(lang: str | None) -> None:
+    """Choose the language for this process and the processes it starts (None: as found)."""
+    global _chosen
+    if lang is not None and lang not in LANGUAGES:
+        raise ValueError(f"unknown language {lang!r}: the kata speaks {', '.join(LANGUAGES)}")
+    _chosen = lang
+    _copy_choice.cache_clear()
+    if lang is not None:
+        os.environ["KATA_LANG"] = lang
+
+
+def chosen_in(root: Path | None) -> str | None:
+    """The language ``kata lang`` chose for the checkout at ``root`` (None: none chosen)."""
+    try:
+        text = (root / LANG_FILE).read_text(encoding="utf-8").strip() if root is not None else ""
+    except OSError:
+        return None
+    return text if text in LANGUAGES else None
+
+
+def _from_locale() -> str | None:
+    for name in ("LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        value = os.environ.get(name)
+        if value:
+            first = value.split(":")[0].lower()
+            return "ko" if first.startswith("ko") else "en" if first not in ("c", "posix") else None
+    return None
+
+
+def _project_root() -> Path | None:
+    try:
+        from kata.project import locate
+        return locate().root
+    except Exception:      # no checkout (an installed kata used elsewhere): no copy's choice
+        return None
+
+
+def language() -> str:
+    """``en`` or ``ko``: the language the kata speaks now (see the module's docstring)."""
+    if _chosen is not None:
+        return _chosen
+    env = os.environ.get("KATA_LANG", "").strip().lower()
+    if env:
+        return env if env in LANGUAGES else "en"
+    return _copy_choice() or _from_locale() or "en"
+
+
+@cache
+def _copy_choice() -> str | None:
+    return chosen_in(_project_root())
+
+
+@cache
+def translation(lang: str) -> gettext.NullTranslations:
+    """Every catalogue of ``lang``, chained (English: the message ids themselves)."""
+    if lang == "en":
+        return gettext.NullTranslations()
+    chain = gettext.NullTranslations()
+    for domain in CATALOGUES:
+        found = gettext.translation(domain, LOCALE_DIR, languages=[lang], fallback=True)
+        if isinstance(found, gettext.GNUTranslations):
+            found.add_fallback(chain)
+            chain = found
+    return chain
+
+
+def _(message: str) -> str:
+    """``message`` in the kata's language (itself in English, or when it has no entry)."""
+    if not message:
+        return message
+    return translation(language()).gettext(message)
+
+
+def say(template: str, /, **values) -> str:
+    """A template, translated, with its placeholders filled in."""
+    return _(template).format(**values)
+
+
+# --- a stub's own sentences: its docstrings, its comments, its `raise NotImplementedError("...")` --------------
+#
+# A stub is translated where it stands: each of these texts is one message (a docstring as
+# inspect.cleandoc reads it, a block of comment lines without their "# "), and `kata lang`
+# and `kata release --lang` put the translation in its place, keeping every other character
+# of the file (the learner's code) as it was.
+
+def stub_texts(source: str) -> list[tuple[int, int, str, str]]:
+    """The translatable texts of a module's source: ``(first line, last line, kind, text)``
+    (lines 1-based, inclusive), kind ``docstring``, ``comment`` or ``message``, in order."""
+    import ast
+    import inspect
+    import tokenize
+    from io import StringIO
+
+    found = []
+    tree = ast.parse(source)
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body:
+            first = body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
+                    and isinstance(first.value.value, str):
+                found.append((first.lineno, first.end_lineno, "docstring", inspect.cleandoc(first.value.value)))
+        if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
+                and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "NotImplementedError":
+            arg = node.exc.args[0]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                found.append((arg.lineno, arg.end_lineno, "message", arg.value))
+    block: list[tuple[int, str]] = []
+    lines = source.splitlines()
+    for tok in tokenize.generate_tokens(StringIO(source).readline):
+        if tok.type == tokenize.COMMENT and lines[tok.start[0] - 1].lstrip().startswith("#"):
+            if block and block[-1][0] != tok.start[0] - 1:
+                found.append(_comment(block))
+                block = []
+            block.append((tok.start[0], tok.string))
+    if block:
+        found.append(_comment(block))
+    return sorted(found)
+
+
+def _comment(block) -> tuple[int, int, str, str]:
+    text = "\n".join(line[1:].removeprefix(" ") for _, line in block)
+    return block[0][0], block[-1][0], "comment", text
+
+
+def translate_stub(source: str, lang: str) -> str:
+    """``source`` with each of its texts (:func:`stub_texts`) in ``lang``; the code as it was.
+
+    Either way: an English text becomes its Korean entry, a Korean one (an entry's
+    translation) its English message id; a text with neither stays."""
+    english = {v: k for k, v in _entries("ko").items()}
+    korean = _entries("ko")
+    table = korean if lang == "ko" else english
+    lines = source.splitlines(keepends=True)
+    for first, last, kind, text in reversed(stub_texts(source)):
+        new = table.get(text)
+        if new is None or new == text:
+            continue
+        old = "".join(lines[first - 1:last])
+        indent = old[:len(old) - len(old.lstrip())]
+        lines[first - 1:last] = [_written(kind, new, indent, old)]
+    return "".join(lines)
+
+
+def _entries(lang: str) -> dict[str, str]:
+    """The ``stubs`` catalogue of ``lang``: English text -> translation."""
+    found = gettext.translation("stubs", LOCALE_DIR, languages=[lang], fallback=True)
+    return {k: v for k, v in getattr(found, "_catalog", {}).items() if isinstance(k, str) and k and v}
+
+
+def _written(kind: str, text: str, indent: str, old: str) -> str:
+    """A text as source lines at ``indent``, in the shape the old lines had."""
+    end = "\n" if old.endswith("\n") else ""
+    if kind == "comment":
+        return "".join(f"{indent}# {line}".rstrip() + "\n" for line in text.splitlines())[:-1] + end
+    if kind == "message":
+        return f"{indent}{json.dumps(text, ensure_ascii=False)}{end}"   # a JSON string is a Python literal
+    head, *rest = text.splitlines()
+    body = "".join("\n" + (indent + line if line else "") for line in rest)
+    closing = f"\n{indent}" if rest else ""
+    return f'{indent}"""{head}{body}{closing}"""{end}'

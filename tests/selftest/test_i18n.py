@@ -1,0 +1,98 @@
+"""The kata in two languages (issue #21): every message has its Korean entry, English stays the default.
+
+The catalogues' completeness needs Babel (the extraction: ``pip install -e
+".[notebook,dev]"``, as CI installs); without it those checks say so and skip.
+The rest runs on the standard library alone, as the kata does.
+"""
+
+import gettext
+import subprocess
+import sys
+
+import pytest
+
+from kata import i18n
+from kata.i18n import CATALOGUES, _, language, say, translate_stub
+from kata.project import locate
+
+ROOT = locate().root
+
+
+@pytest.fixture
+def lang_env(monkeypatch):
+    """A clean slate: no language chosen, none in the environment, no copy's choice."""
+    for name in ("KATA_LANG", "LANGUAGE", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.setenv(name, "")       # recorded, so each comes back as it was
+        monkeypatch.delenv(name)
+    monkeypatch.setattr(i18n, "_chosen", None)
+    monkeypatch.setattr(i18n, "_project_root", lambda: None)
+    i18n._copy_choice.cache_clear()
+    yield monkeypatch
+    i18n._copy_choice.cache_clear()
+
+
+@pytest.mark.parametrize("domain", list(CATALOGUES))
+def test_every_message_has_a_current_korean_entry(domain):
+    catalogues = pytest.importorskip("kata.catalogues", reason="Babel is not installed: pip install -e '.[dev]'")
+    found = catalogues.problems(domain)
+    assert not found, (f"{len(found)} problem(s) in the {domain!r} catalogue; run `python -m kata.catalogues update "
+                       f"{domain}`, translate, then `... compile {domain}`:\n  " + "\n  ".join(found[:40]))
+
+
+def test_english_is_the_default(lang_env):
+    assert language() == "en"
+    assert isinstance(i18n.translation("en"), gettext.NullTranslations)
+    lang_env.setenv("LANG", "C.UTF-8")
+    assert language() == "en"
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"KATA_LANG": "ko"}, "ko"),
+    ({"LANG": "ko_KR.UTF-8"}, "ko"),
+    ({"LC_ALL": "ko_KR.UTF-8", "LANG": "en_US.UTF-8"}, "ko"),
+    ({"KATA_LANG": "en", "LANG": "ko_KR.UTF-8"}, "en"),
+    ({"LANG": "en_GB.UTF-8"}, "en"),
+    ({"KATA_LANG": "fr"}, "en"),
+])
+def test_the_language_comes_from_kata_lang_then_the_locale(lang_env, env, expected):
+    for name, value in env.items():
+        lang_env.setenv(name, value)
+    assert language() == expected, f"with {env} the kata should speak {expected}"
+
+
+def test_the_copys_choice_comes_before_the_locale(lang_env, tmp_path):
+    (tmp_path / i18n.LANG_FILE).write_text("ko\n")
+    lang_env.setattr(i18n, "_project_root", lambda: tmp_path)
+    lang_env.setenv("LANG", "en_US.UTF-8")
+    assert language() == "ko"
+    lang_env.setenv("KATA_LANG", "en")
+    assert language() == "en"
+
+
+def test_set_language_reaches_the_processes_it_starts(lang_env):
+    i18n.set_language("ko")
+    assert language() == "ko"
+    out = subprocess.run([sys.executable, "-c", "from kata.i18n import language; print(language())"],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "ko"
+    with pytest.raises(ValueError, match="unknown language"):
+        i18n.set_language("fr")
+
+
+def test_a_message_without_an_entry_is_its_english(lang_env):
+    lang_env.setenv("KATA_LANG", "ko")
+    text = "a sentence no catalogue holds {n}"
+    assert _(text) == text
+    assert say(text, n=3) == "a sentence no catalogue holds 3"
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in (ROOT / "exercises").glob("*.py")))
+def test_a_stub_goes_to_korean_and_back_unchanged(name):
+    from kata.pristine import stub_source
+
+    english = stub_source(name)
+    korean = translate_stub(english, "ko")
+    assert translate_stub(korean, "en") == english, f"exercises/{name}.py: Korean and back is not the English stub"
+    compile(korean, f"{name}.py (ko)", "exec")
+    if i18n._entries("ko"):
+        assert korean != english, f"exercises/{name}.py has no Korean text"
