@@ -20,15 +20,17 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePath
 
+from kata.i18n import N_, _, say
 from kata.project import Project, ProjectError, locate
 
-__all__ = ["CURRICULUM_FILE", "CurriculumError", "Exercise", "exercise_of", "exercises", "get", "load",
-           "missing_files", "name_width", "names", "parse", "UnknownExercise"]
+__all__ = ["CURRICULUM_FILE", "CurriculumError", "Exercise", "HINT_LEVELS", "exercise_of", "exercises", "get",
+           "hint_level_name", "load", "missing_files", "name_width", "names", "parse", "UnknownExercise"]
 
 CURRICULUM_FILE = Path(__file__).with_name("curriculum.toml")
 
-# The hint levels, from general to specific (exercism's hints, rustlings' `hint`).
-HINT_LEVELS = ("the concept", "the PyTorch APIs involved", "the shape of the code")
+# The hint levels, from general to specific (exercism's hints, rustlings' `hint`): English, as
+# marked for translation; :func:`hint_level_name` gives one in the kata's language.
+HINT_LEVELS = (N_("the concept"), N_("the PyTorch APIs involved"), N_("the shape of the code"))
 
 
 class CurriculumError(ValueError):
@@ -42,29 +44,58 @@ class UnknownExercise(LookupError):
         return str(self.args[0]) if self.args else ""
 
 
+def hint_level_name(level: int) -> str:
+    """What hint level ``level`` (1-based) is, in the kata's language: "the concept", ..."""
+    return _(HINT_LEVELS[level - 1]) if 1 <= level <= len(HINT_LEVELS) else say("level {level}", level=level)
+
+
+def _shown(message_id: str) -> str:
+    """A text of curriculum.toml as the learner reads it: translated (its message id is the text as the
+    catalogues' extractor yields it), then stripped."""
+    return _(message_id).strip()
+
+
 @dataclass(frozen=True)
 class Exercise:
-    """One ``[[exercise]]`` of the curriculum."""
+    """One ``[[exercise]]`` of the curriculum.
+
+    Its texts are kept in English, as ``curriculum.toml`` has them (the ``*_en`` fields: each is
+    the message id of its translation, as ``kata.i18n.catalogues`` extracts it), and read through
+    :attr:`title`, :attr:`teaches`, :attr:`hints` and :meth:`hint_levels` in the kata's language,
+    translated when they are read: the language may be chosen after the curriculum was loaded."""
 
     number: int                                   # 1-based, in curriculum order
     name: str                                     # the module: exercises/NAME.py, tests/test_NAME.py
-    title: str
-    teaches: str                                  # one line: what the exercise is about
+    title_en: str                                 # one line, as curriculum.toml has it
+    teaches_en: str                               # one line: what the exercise is about
     points: float                                 # what `kata grade` gives for it, shared among its checks
     names: tuple[str, ...]                        # what the module must define
-    hints: tuple[tuple[str, tuple[str, ...]], ...]  # (topic, levels) in order; topic "" = the whole exercise
+    hints_en: tuple[tuple[str, tuple[str, ...]], ...]  # (topic, levels) in order; topic "" = the whole exercise
 
     @property
     def label(self) -> str:
         """``3. model``"""
         return f"{self.number}. {self.name}"
 
+    @property
+    def title(self) -> str:
+        return _shown(self.title_en)
+
+    @property
+    def teaches(self) -> str:
+        return _shown(self.teaches_en)
+
+    @property
+    def hints(self) -> tuple[tuple[str, tuple[str, ...]], ...]:
+        """(topic, levels) in order, each level in the kata's language; topic "" = the whole exercise."""
+        return tuple((topic, tuple(_shown(level) for level in levels)) for topic, levels in self.hints_en)
+
     def hint_levels(self, topic: str = "") -> tuple[str, ...]:
-        return dict(self.hints).get(topic, ())
+        return tuple(_shown(level) for level in dict(self.hints_en).get(topic, ()))
 
     @property
     def hint_topics(self) -> tuple[str, ...]:
-        return tuple(topic for topic, _ in self.hints)
+        return tuple(topic for topic, _levels in self.hints_en)
 
     def stub(self, project: Project | None = None) -> Path:
         return (project or locate()).exercises / f"{self.name}.py"
@@ -81,28 +112,32 @@ def _problem(where: str, text: str) -> str:
 
 
 def _text(entry: dict, key: str, where: str, problems: list[str], required: bool = True) -> str:
+    """The entry's text ``key`` as the catalogues' extractor yields it (its message id)."""
     value = entry.get(key, "")
     if not isinstance(value, str) or (required and not value.strip()):
-        problems.append(_problem(where, f"`{key}` must be a non-empty string, got {value!r}"))
+        problems.append(_problem(where, say("`{key}` must be a non-empty string, got {value}",
+                                            key=key, value=repr(value))))
         return ""
-    return value.strip()
+    return value
 
 
 def _hints(entry: dict, where: str, problems: list[str]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The entry's hints, each level as the catalogues' extractor yields it (its message id)."""
     raw = entry.get("hints")
     if not isinstance(raw, dict) or not raw:
-        problems.append(_problem(where, "`hints` must be a table of topic = [level 1, level 2, ...] "
-                                        "(topic: a function the module defines, or \"*\" for the whole "
-                                        "exercise), with at least one topic"))
+        problems.append(_problem(where, _("`hints` must be a table of topic = [level 1, level 2, ...] "
+                                          "(topic: a function the module defines, or \"*\" for the whole "
+                                          "exercise), with at least one topic")))
         return ()
     hints = []
     for topic, levels in raw.items():
         if (not isinstance(levels, list) or not levels
                 or not all(isinstance(level, str) and level.strip() for level in levels)):
-            problems.append(_problem(where, f"hints.{topic} must be a list of non-empty strings, from "
-                                            f"general to specific ({', '.join(HINT_LEVELS)})"))
+            problems.append(_problem(where, say("hints.{topic} must be a list of non-empty strings, from "
+                                                "general to specific ({levels})",
+                                                topic=topic, levels=", ".join(_(n) for n in HINT_LEVELS))))
             continue
-        hints.append(("" if topic == "*" else topic, tuple(level.strip() for level in levels)))
+        hints.append(("" if topic == "*" else topic, tuple(level.strip("\n") for level in levels)))
     return tuple(hints)
 
 
@@ -110,42 +145,46 @@ def parse(data: dict, source: str = "curriculum.toml") -> tuple[Exercise, ...]:
     """The exercises of a parsed curriculum file; CurriculumError lists every problem."""
     entries = data.get("exercise")
     if not isinstance(entries, list) or not entries:
-        raise CurriculumError(f"{source}: no [[exercise]] tables")
+        raise CurriculumError(say("{source}: no [[exercise]] tables", source=source))
     problems: list[str] = []
     result, seen = [], set()
     for number, entry in enumerate(entries, 1):
         name = entry.get("name") if isinstance(entry, dict) else None
-        where = f"exercise {number}" + (f" ({name!r})" if isinstance(name, str) else "")
+        where = (say("exercise {number} ({name})", number=number, name=repr(name)) if isinstance(name, str)
+                 else say("exercise {number}", number=number))
         if not isinstance(entry, dict):
-            problems.append(_problem(where, "must be a table"))
+            problems.append(_problem(where, _("must be a table")))
             continue
         if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
-            problems.append(_problem(where, f"`name` must be a Python module name, got {name!r}"))
+            problems.append(_problem(where, say("`name` must be a Python module name, got {name}", name=repr(name))))
             continue
         if name in seen:
-            problems.append(_problem(where, f"the name {name!r} is used twice; each exercise needs its own"))
+            problems.append(_problem(where, say("the name {name} is used twice; each exercise needs its own",
+                                                name=repr(name))))
         seen.add(name)
         points = entry.get("points")
         if isinstance(points, bool) or not isinstance(points, (int, float)) or not points > 0:
-            problems.append(_problem(where, f"`points` must be a number > 0, got {points!r}"))
+            problems.append(_problem(where, say("`points` must be a number > 0, got {points}", points=repr(points))))
             points = 0
         defines = entry.get("names")
         if (not isinstance(defines, list) or not defines
                 or not all(isinstance(n, str) and n.isidentifier() for n in defines)):
-            problems.append(_problem(where, "`names` must list what the module defines (Python names), "
-                                            f"got {defines!r}"))
+            problems.append(_problem(where, say("`names` must list what the module defines (Python names), "
+                                                "got {names}", names=repr(defines))))
             defines = []
         hints = _hints(entry, where, problems)
-        for topic, _ in hints:
+        for topic, _levels in hints:
             if topic and topic not in defines:
-                problems.append(_problem(where, f"hints.{topic}: {topic!r} is not one of its `names`"))
+                problems.append(_problem(where, say("hints.{topic}: {name} is not one of its `names`",
+                                                    topic=topic, name=repr(topic))))
         result.append(Exercise(
-            number=number, name=name, title=_text(entry, "title", where, problems),
-            teaches=_text(entry, "teaches", where, problems), points=float(points),
-            names=tuple(defines), hints=hints))
+            number=number, name=name, title_en=_text(entry, "title", where, problems),
+            teaches_en=_text(entry, "teaches", where, problems), points=float(points),
+            names=tuple(defines), hints_en=hints))
     if problems:
-        raise CurriculumError(f"{source} has {len(problems)} problem{'s' if len(problems) > 1 else ''}:\n"
-                              + "\n".join(problems))
+        head = (say("{source} has {count} problem:", source=source, count=len(problems)) if len(problems) == 1
+                else say("{source} has {count} problems:", source=source, count=len(problems)))
+        raise CurriculumError(head + "\n" + "\n".join(problems))
     return tuple(result)
 
 
@@ -154,7 +193,8 @@ def missing_files(curriculum: tuple[Exercise, ...], project: Project) -> list[st
     missing = []
     for ex in curriculum:
         needed = [ex.stub(project), ex.checks(project)] + ([ex.solution(project)] if project.has_solutions else [])
-        missing += [f"  exercise {ex.label}: {path.relative_to(project.root)} is missing"
+        missing += ["  " + say("exercise {label}: {path} is missing", label=ex.label,
+                               path=path.relative_to(project.root))
                     for path in needed if not path.is_file()]
     return missing
 
@@ -165,16 +205,18 @@ def load(path: Path = CURRICULUM_FILE, project: Project | None = None) -> tuple[
         with open(path, "rb") as f:
             data = tomllib.load(f)
     except OSError as err:
-        raise CurriculumError(f"can't read the curriculum {path}: {err.strerror}") from None
+        raise CurriculumError(say("can't read the curriculum {path}: {reason}", path=path,
+                                  reason=err.strerror)) from None
     except tomllib.TOMLDecodeError as err:
-        raise CurriculumError(f"{path} is not valid TOML: {err}") from None
+        raise CurriculumError(say("{path} is not valid TOML: {error}", path=path, error=err)) from None
     curriculum = parse(data, str(path))
     if project is not None:
         missing = missing_files(curriculum, project)
         if missing:
             raise CurriculumError(
-                f"{path}: an exercise is four things (exercises/NAME.py, solutions/NAME.py, "
-                f"tests/test_NAME.py and its entry here), and in {project.root}:\n" + "\n".join(missing))
+                say("{path}: an exercise is four things (exercises/NAME.py, solutions/NAME.py, "
+                    "tests/test_NAME.py and its entry here), and in {root}:", path=path, root=project.root)
+                + "\n" + "\n".join(missing))
     return curriculum
 
 
@@ -203,7 +245,8 @@ def get(name: str) -> Exercise:
     for ex in exercises():
         if ex.name == name:
             return ex
-    raise UnknownExercise(f"no exercise {name!r}; the exercises are: {', '.join(names())}")
+    raise UnknownExercise(say("no exercise {name}; the exercises are: {names}", name=repr(name),
+                              names=", ".join(names())))
 
 
 def exercise_of(check: str | PurePath) -> Exercise | None:

@@ -50,6 +50,7 @@ from kata.harness.grouping import Recorder
 from kata.harness.plugin import GivenTarget
 from kata.harness.target import Target
 from kata.harness.tracebacks import Place, display
+from kata.i18n import N_, _, say
 
 __all__ = ["CheckResult", "NamespaceTarget", "check", "execute", "main"]
 
@@ -92,7 +93,8 @@ class NamespaceTarget(Target):
 
     ``folder`` receives the progress record; ``label`` is how messages name it."""
 
-    def __init__(self, namespace: dict, folder: str | Path = ".", label: str = "the notebook"):
+    def __init__(self, namespace: dict, folder: str | Path = ".", label: str = N_("the notebook")):
+        label = _(label)
         super().__init__(folder, name=label)
         self.path = Path(folder).expanduser().resolve()
         self.namespace, self.label = namespace, label
@@ -162,8 +164,11 @@ class CheckResult:
         return self.ok and self.complete
 
     def __repr__(self) -> str:
-        state = "ok" if self.ok else f"{self.failed} failing"
-        return f"<kata.check {self.exercise!r}: {self.passed}/{self.total} passed, {state}>"
+        if self.ok:
+            return say("<kata.check {exercise!r}: {passed}/{total} passed, ok>", exercise=self.exercise,
+                       passed=self.passed, total=self.total)
+        return say("<kata.check {exercise!r}: {passed}/{total} passed, {failed} failing>", exercise=self.exercise,
+                   passed=self.passed, total=self.total, failed=self.failed)
 
 
 def _simulator_note() -> str | None:
@@ -174,15 +179,15 @@ def _simulator_note() -> str | None:
         return None
     from kata import sim
 
-    ok, _ = sim.support()
+    ok, _why = sim.support()
     if not ok:
         return None   # the plugin skips the cuda checks and says why
     try:
         sim.install()
     except RuntimeError as err:
-        return (f"the checks marked cuda were left out: the simulated accelerator can't be installed now ({err}). "
-                "It must come before the kernel's first backward pass: restart the kernel and call kata.check "
-                "before training anything.")
+        return say("the checks marked cuda were left out: the simulated accelerator can't be installed now ({error}). "
+                   "It must come before the kernel's first backward pass: restart the kernel and call kata.check "
+                   "before training anything.", error=err)
     return None
 
 
@@ -220,13 +225,14 @@ def check(name: str, namespace: dict | None = None, *, folder: str | Path | None
     exercise = curriculum.get(name)
     if namespace is None:
         namespace = sys._getframe(1).f_globals
-    say = (lambda *a: None) if quiet else print
+    show = (lambda *a: None) if quiet else print
     target = NamespaceTarget(namespace, folder if folder is not None else Path.cwd())
     missing = [n for n in exercise.names if n not in namespace]
     notes = []
     if missing:
-        notes.append(f"{target.label} defines no {', '.join(f'`{n}`' for n in missing)}: exercise "
-                     f"{exercise.label} asks for {', '.join(exercise.names)}")
+        notes.append(say("{notebook} defines no {missing}: exercise {exercise} asks for {names}",
+                         notebook=target.label, missing=", ".join(f"`{n}`" for n in missing),
+                         exercise=exercise.label, names=", ".join(exercise.names)))
     args = [str(exercise.checks()), "-q", "--color=no", "-p", "no:cacheprovider", "-p", "no:faulthandler",
             "--capture=sys"]
     note = _simulator_note()
@@ -240,26 +246,26 @@ def check(name: str, namespace: dict | None = None, *, folder: str | Path | None
         code = pytest.main(args, plugins=[GivenTarget(target), recorder])
     records = recorder.records
     if not records and code not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-        raise RuntimeError(f"kata.check({name!r}) could not run the checks (pytest exit {code}):\n"
-                           + out.getvalue()[-3000:])
+        raise RuntimeError(say("kata.check({name!r}) could not run the checks (pytest exit {code}):", name=name,
+                               code=code) + "\n" + out.getvalue()[-3000:])
     summary = outcomes.summarize(records, partial=[name] if note else ())
     row = summary.row(name) or outcomes.Row(exercise)
     result = CheckResult(name, row.passed, row.failed + row.todo, row.skipped, missing, list(summary.blocks),
-                         outcomes.render_row(row, "; restart the kernel to run them all" if row.partial else ""),
+                         outcomes.render_row(row, _("; restart the kernel to run them all") if row.partial else ""),
                          notes, records, complete=not note)
-    say(f"kata.check({name!r}): {exercise.label}: {exercise.title}  ({time.perf_counter() - start:.1f} s)")
+    show(f"kata.check({name!r}): {exercise.label}: {exercise.title}  ({time.perf_counter() - start:.1f} s)")
     for line in notes:
-        say(f"note: {line}")
+        show(say("note: {note}", note=line))
     for block in result.blocks:
-        say(f"{outcomes.heading(block)}\n{outcomes.render_block(block)}")
-    say("\n" + result.row)
+        show(f"{outcomes.heading(block)}\n{outcomes.render_block(block)}")
+    show("\n" + result.row)
     if result.done:
-        say(f"\n  Exercise {exercise.label} is done.")
+        show("\n  " + say("Exercise {exercise} is done.", exercise=exercise.label))
     elif result.ok:
-        say("\n  Every check that ran passes; the ones marked cuda did not run (see the note).")
+        show("\n  " + _("Every check that ran passes; the ones marked cuda did not run (see the note)."))
     else:
-        say(f"\n  Fix what the messages say, run the cells again, then kata.check({name!r}); "
-            f"`kata hint {name}` gives a hint.")
+        show("\n  " + say("Fix what the messages say, run the cells again, then kata.check({name!r}); "
+                          "`kata hint {name}` gives a hint.", name=name))
     return result
 
 

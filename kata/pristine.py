@@ -11,7 +11,8 @@ recognised by its shape, read with :mod:`ast`:
 
 Anything else in the file (comments, imports, a helper the learner added) does
 not matter: what makes a file a stub is that each of its exercise's names is
-unwritten, so every check of the exercise fails on it.
+unwritten, so every check of the exercise fails on it. Nor does the language of
+its texts: a Korean stub (``kata lang ko``, ``kata release --lang ko``) is a stub.
 
 The pristine text of a stub (for ``kata reset NAME``) comes from, in order:
 
@@ -34,6 +35,7 @@ from pathlib import Path
 
 from kata import curriculum
 from kata.files import atomic_write
+from kata.i18n import _, say
 from kata.project import locate
 
 __all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "worked_on", "write_snapshot",
@@ -58,20 +60,21 @@ def _raises_not_implemented(body: list[ast.stmt]) -> bool:
 def _unwritten(node: ast.stmt) -> str | None:
     """Why a definition is not a stub's, or None when it is."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return None if _raises_not_implemented(node.body) else f"`{node.name}` is written"
+        return None if _raises_not_implemented(node.body) else say("`{name}` is written", name=node.name)
     if isinstance(node, ast.ClassDef):
         methods = [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
         written = [m.name for m in methods if not _raises_not_implemented(m.body)]
         if written:
-            return f"`{node.name}.{written[0]}` is written"
-        return None if methods else f"`{node.name}` has no methods"
+            return say("`{name}` is written", name=node.name + "." + written[0])
+        return None if methods else say("`{name}` has no methods", name=node.name)
     value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
     if isinstance(value, ast.Constant) and value.value in (None, ...):
         return None
-    shown = ast.unparse(value) if value is not None else "defined"
     name = ast.unparse(node.targets[0] if isinstance(node, ast.Assign) else node.target) \
-        if isinstance(node, (ast.Assign, ast.AnnAssign)) else "a name"
-    return f"`{name}` is {shown[:40]}, not the stub's None"
+        if isinstance(node, (ast.Assign, ast.AnnAssign)) else _("a name")
+    if value is None:
+        return say("`{name}` is defined, not the stub's None", name=name)
+    return say("`{name}` is {value}, not the stub's None", name=name, value=ast.unparse(value)[:40])
 
 
 def _definitions(tree: ast.Module) -> dict[str, ast.stmt]:
@@ -102,16 +105,16 @@ def differences(path: str | Path, source: str | None = None, name: str | None = 
         try:
             source = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as err:
-            return [f"{path.name} can't be read ({err.__class__.__name__})"]
+            return [say("{file} can't be read ({error})", file=path.name, error=err.__class__.__name__)]
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
-        return [f"{path.name} does not parse"]
+        return [say("{file} does not parse", file=path.name)]
     defined = _definitions(tree)
     found = []
     for wanted in exercise.names:
         node = defined.get(wanted)
-        why = f"`{wanted}` is not defined" if node is None else _unwritten(node)
+        why = say("`{name}` is not defined", name=wanted) if node is None else _unwritten(node)
         if why:
             found.append(why)
     return found
@@ -196,8 +199,8 @@ def write_snapshot(stubs: str | Path, root: str | Path) -> list[Path]:
     problems = {ex.name: differences(stubs / f"{ex.name}.py") for ex in curriculum.exercises()}
     problems = {name: why for name, why in problems.items() if why}
     if problems:
-        raise ValueError("not stubs, so not a pristine snapshot: " + "; ".join(
-            f"{name}.py: {', '.join(why)}" for name, why in problems.items()))
+        raise ValueError(say("not stubs, so not a pristine snapshot: {problems}", problems="; ".join(
+            f"{name}.py: {', '.join(why)}" for name, why in problems.items())))
     target.mkdir(parents=True, exist_ok=True)
     return [atomic_write(target / f"{ex.name}.py", (stubs / f"{ex.name}.py").read_text(encoding="utf-8"))
             for ex in curriculum.exercises()]

@@ -18,6 +18,7 @@ the same.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -28,7 +29,26 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 class ProjectError(RuntimeError):
-    """The kata's checkout (its tests/ and exercises/) can't be found."""
+    """The kata's checkout (its tests/ and exercises/) can't be found.
+
+    Its text is an English template and its values (``ProjectError(template, **values)``), put in
+    the kata's language when it is shown, not when it is raised: working out the language looks
+    for the checkout (kata.i18n reads a copy's choice there), which may raise this again. This
+    module sits below kata.i18n (which imports it), so it does not import it: it uses the
+    translator that every part of the kata showing this error has loaded (English without it)."""
+
+    def __init__(self, template: str, /, **values):
+        super().__init__(template.format(**values) if values else template)
+        self.template, self.values = template, values
+
+    def __str__(self) -> str:
+        i18n = sys.modules.get("kata.i18n")
+        if i18n is None:
+            return super().__str__()
+        return i18n.say(self.template, **self.values) if self.values else i18n._(self.template)
+
+
+N_ = str   # marks a sentence for translation, as kata.i18n.N_ does (returned as it is)
 
 
 @dataclass(frozen=True)
@@ -79,15 +99,15 @@ def _candidates() -> list[tuple[str, Path]]:
 def locate() -> Project:
     """The kata's checkout, or a :class:`ProjectError` that says how to get one."""
     candidates = _candidates()
-    for _, folder in candidates:
+    for _where, folder in candidates:
         folder = folder.resolve()
         if is_checkout(folder):
             return Project(folder)
     if os.environ.get("KATA_HOME"):
-        raise ProjectError(
-            f"KATA_HOME is {os.environ['KATA_HOME']}, but that folder holds no kata checkout "
-            "(tests/conftest.py and exercises/). Point it at the folder you cloned device-kata into.")
-    raise ProjectError(
-        f"the kata's checks (tests/ and exercises/) are not next to the installed package ({PACKAGE_DIR}) "
-        f"nor in {Path.cwd()} or its parents. The kata runs from a checkout: clone it and install it "
-        "with `pip install -e PATH`, run `kata` from inside the checkout, or set KATA_HOME=PATH.")
+        raise ProjectError(N_("KATA_HOME is {home}, but that folder holds no kata checkout (tests/conftest.py and "
+                              "exercises/). Point it at the folder you cloned device-kata into."),
+                           home=os.environ["KATA_HOME"])
+    raise ProjectError(N_("the kata's checks (tests/ and exercises/) are not next to the installed package "
+                          "({package}) nor in {cwd} or its parents. The kata runs from a checkout: clone it and "
+                          "install it with `pip install -e PATH`, run `kata` from inside the checkout, or set "
+                          "KATA_HOME=PATH."), package=PACKAGE_DIR, cwd=Path.cwd())

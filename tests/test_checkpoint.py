@@ -41,13 +41,13 @@ from kata.checks.checkpoints import (
 from kata.checks.doubles import fixed_batches, tiny_model, train_batches
 from kata.checks.elsewhere import NotRun, open_elsewhere
 from kata.checks.history import History
-from kata.checks.lessons import say
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.harness.target import module_of
+from kata.i18n import N_, _, say
 
 MORE = 2   # epochs trained after a checkpoint is loaded
-MOVE_ADVICE = ("A checkpoint loads where the model is: move the model first (model.to(device)), map the file's "
-               "tensors there as they are read (map_location), then load the states.")
+MOVE_ADVICE = N_("A checkpoint loads where the model is: move the model first (model.to(device)), map the file's "
+                 "tensors there as they are read (map_location), then load the states.")
 
 
 # --- a tiny run, saved and loaded by the learner's functions ----------------------------------------
@@ -65,7 +65,8 @@ def run_of(device=None, seed=0, epochs=EPOCH):
 
 def call_save(checkpoint, path, model, optimizer, epoch=EPOCH, history=HISTORY):
     __tracebackhide__ = True
-    with explained_learner_errors(checkpoint, "save_checkpoint(path, model, optimizer, epoch, history)", MOVE_ADVICE):
+    with explained_learner_errors(checkpoint, "save_checkpoint(path, model, optimizer, epoch, history)",
+                                  _(MOVE_ADVICE)):
         checkpoint.save_checkpoint(path, model, optimizer, epoch, history)
 
 
@@ -98,7 +99,7 @@ def load_call(optimizer=True, device=None) -> str:
 def call_load(checkpoint, path, model, optimizer=None, **kwargs):
     __tracebackhide__ = True
     who = load_call(optimizer is not None, kwargs.get("device"))
-    with explained_learner_errors(checkpoint, who, MOVE_ADVICE):
+    with explained_learner_errors(checkpoint, who, _(MOVE_ADVICE)):
         if optimizer is None:
             return checkpoint.load_checkpoint(path, model, **kwargs)
         return checkpoint.load_checkpoint(path, model, optimizer, **kwargs)
@@ -122,7 +123,7 @@ def shown(history) -> str:
 def returned_problem(result, epoch, history) -> str | None:
     """load_checkpoint returned (epoch, history) as they were saved: an int and four lists of floats."""
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
-        return f"load_checkpoint returns a tuple (epoch, history)\n  it returned {describe(result)}"
+        return say("load_checkpoint returns a tuple (epoch, history)\n  it returned {result}", result=describe(result))
     got_epoch, got_history = result
     if type(got_epoch) is not int or got_epoch != epoch:
         return say(lessons.LOAD_RETURNS_EPOCH, got=describe(got_epoch), want=epoch)
@@ -163,8 +164,8 @@ def step_problem(model, optimizer, device, call: str) -> str | None:
     try:
         train_batches(model, optimizer, fixed_batches(), MORE, device)
     except RuntimeError as err:
-        return placement_problem(model, optimizer, call) or say(lessons.NEXT_STEP_FAILED, call=call,
-                                                                  error=f"{type(err).__name__}: {err}")
+        error = f"{type(err).__name__}: {err}"
+        return placement_problem(model, optimizer, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=error)
     return None
 
 
@@ -197,25 +198,25 @@ def resume_problem(checkpoint, folder, device=None) -> str | None:
 def test_save_checkpoint_writes_one_file_that_loads_with_weights_only(checkpoint, tmp_path):
     written(checkpoint, tmp_path)
     others = sorted(p.name for p in tmp_path.iterdir() if p.name != "run.pt")
-    assert not others, ("save_checkpoint(path, ...) writes one file, at path: torch.save(..., path) of everything "
-                        f"the checkpoint holds\n  it also wrote {others}")
+    assert not others, say("save_checkpoint(path, ...) writes one file, at path: torch.save(..., path) of "
+                           "everything the checkpoint holds\n  it also wrote {others}", others=others)
 
 
 @pytest.mark.audit("file.model")
 def test_the_checkpoint_holds_the_models_state_dict_as_it_was(checkpoint, tmp_path):
-    _, model, optimizer, obj = written(checkpoint, tmp_path)
+    _path, model, optimizer, obj = written(checkpoint, tmp_path)
     fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("model",)))
 
 
 @pytest.mark.audit("file.optimizer")
 def test_the_checkpoint_holds_the_optimizers_state_dict_as_it_was(checkpoint, tmp_path):
-    _, model, optimizer, obj = written(checkpoint, tmp_path)
+    _path, model, optimizer, obj = written(checkpoint, tmp_path)
     fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("optimizer",)))
 
 
 @pytest.mark.audit("file.epoch")
 def test_the_checkpoint_holds_the_epoch_as_an_int(checkpoint, tmp_path):
-    _, model, optimizer, obj = written(checkpoint, tmp_path)
+    _path, model, optimizer, obj = written(checkpoint, tmp_path)
     fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("epoch",)))
 
 
@@ -234,7 +235,7 @@ def history_of(kind: str, device=None) -> History:
 @pytest.mark.audit("file.history.{kind}")
 def test_the_checkpoint_holds_the_histories_as_lists_of_floats(checkpoint, tmp_path, kind):
     history = history_of(kind)
-    _, model, optimizer, obj = written(checkpoint, tmp_path, history=history)
+    _path, model, optimizer, obj = written(checkpoint, tmp_path, history=history)
     fail_if(file_problem(obj, model, optimizer, EPOCH, history, parts=("history",)))
 
 
@@ -243,7 +244,7 @@ def test_the_checkpoint_holds_the_histories_as_lists_of_floats(checkpoint, tmp_p
 
 @pytest.mark.audit("load.returns", "load.model")
 def test_load_checkpoint_restores_the_model_in_place_and_returns_the_epoch_and_history(checkpoint, tmp_path):
-    path, model, _ = saved(checkpoint, tmp_path)
+    path, model, _optimizer = saved(checkpoint, tmp_path)
     resumed, resumed_optimizer = fresh()
     result = call_load(checkpoint, path, resumed, resumed_optimizer)
     fail_if(returned_problem(result, EPOCH, HISTORY))
@@ -252,7 +253,7 @@ def test_load_checkpoint_restores_the_model_in_place_and_returns_the_epoch_and_h
 
 @pytest.mark.audit("load.optimizer")
 def test_load_checkpoint_restores_the_optimizers_state(checkpoint, tmp_path):
-    path, _, optimizer = saved(checkpoint, tmp_path)
+    path, _model, optimizer = saved(checkpoint, tmp_path)
     resumed, resumed_optimizer = fresh()
     fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer), EPOCH, HISTORY))
     fail_if(loaded_optimizer_problem(resumed_optimizer, optimizer, load_call(True)))
@@ -260,8 +261,8 @@ def test_load_checkpoint_restores_the_optimizers_state(checkpoint, tmp_path):
 
 @pytest.mark.audit("load.model_only")
 def test_load_checkpoint_without_an_optimizer_restores_the_model_alone(checkpoint, tmp_path):
-    path, model, _ = saved(checkpoint, tmp_path)
-    resumed, _ = fresh()
+    path, model, _optimizer = saved(checkpoint, tmp_path)
+    resumed, _resumed_optimizer = fresh()
     fail_if(returned_problem(call_load(checkpoint, path, resumed), EPOCH, HISTORY))
     fail_if(model_problem(resumed, state(model), load_call(False)))
 
@@ -273,7 +274,7 @@ def test_training_resumed_from_a_checkpoint_takes_the_steps_of_training_that_nev
 
 @pytest.mark.audit("refuses")
 def test_a_checkpoint_that_would_run_code_is_refused(checkpoint, tmp_path):
-    path, _, _ = saved(checkpoint, tmp_path)
+    path, _model, _optimizer = saved(checkpoint, tmp_path)
     marker = tmp_path / "this-file-ran-code.txt"
     with_hidden_code(path, marker)
     resumed, resumed_optimizer = fresh()
@@ -286,13 +287,14 @@ def test_a_checkpoint_that_would_run_code_is_refused(checkpoint, tmp_path):
     except NotImplementedError:
         raise
     except Exception as err:  # noqa: BLE001 - another error than torch.load's: said below
+        error = f"{type(err).__name__}: {str(err)[:300]}"
         fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else
-                say(lessons.REFUSED_OTHERWISE, call=call, error=f"{type(err).__name__}: {str(err)[:300]}"))
+                say(lessons.REFUSED_OTHERWISE, call=call, error=error))
     else:
         fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else
                 say(lessons.NOT_REFUSED, call=call, returned=describe(result)))
     fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else None)
-    assert all(torch.equal(v, state(resumed)[k]) for k, v in before.items()), (
+    assert all(torch.equal(v, state(resumed)[k]) for k, v in before.items()), _(
         "load_checkpoint changed the model before it refused the file: read the file first, then load")
 
 
@@ -314,7 +316,7 @@ def test_any_epoch_and_history_come_back_as_they_were_saved(checkpoint, tmp_path
 @pytest.mark.cuda
 @pytest.mark.audit("device.file")
 def test_saved_on_the_accelerator_the_checkpoint_keeps_each_tensor_where_it_lived(checkpoint, accelerator, tmp_path):
-    path, model, optimizer, _ = written(checkpoint, tmp_path, accelerator)
+    path, model, optimizer, _obj = written(checkpoint, tmp_path, accelerator)
     fail_if(moved_problem(path, model, optimizer, accelerator))
 
 
@@ -323,7 +325,7 @@ def test_saved_on_the_accelerator_the_checkpoint_keeps_each_tensor_where_it_live
 def test_the_seeds_history_of_device_tensors_is_saved_as_floats(checkpoint, accelerator, tmp_path):
     # The seed's train: losses as floats, accuracies as 0-d tensors on the device.
     history = History(HISTORY[0], HISTORY[1], *[[torch.tensor(v, device=accelerator) for v in h] for h in HISTORY[2:]])
-    _, model, optimizer, obj = written(checkpoint, tmp_path, accelerator, history=history)
+    _path, model, optimizer, obj = written(checkpoint, tmp_path, accelerator, history=history)
     fail_if(file_problem(obj, model, optimizer, EPOCH, history, parts=("history",)))
 
 
@@ -355,7 +357,7 @@ def test_a_given_device_takes_the_model_there_first_and_the_optimizer_state_besi
     if after != {accelerator.type}:
         fail_if(say(lessons.LOAD_MOVES_THE_MODEL, call=call, before="cpu", after=", ".join(sorted(after))))
     stepped = [p for group in resumed_optimizer.param_groups for p in group["params"]]
-    assert all(any(p is q for q in resumed.parameters()) for p in stepped), (
+    assert all(any(p is q for q in resumed.parameters()) for p in stepped), _(
         "after load_checkpoint the optimizer no longer holds the model's parameters: move the caller's model in "
         "place (Module.to keeps its Parameter objects), never a copy of it")
     fail_if(model_problem(resumed, state(model), call) or loaded_optimizer_problem(resumed_optimizer, optimizer, call)
@@ -398,26 +400,26 @@ class Laptop:
     def _open(self, checkpoint, accelerator) -> dict:
         __tracebackhide__ = True
         if accelerator.type == "mps":
-            pytest.skip("a fresh process can't be made without MPS (it can't be hidden): this check needs CUDA or "
-                        "the simulated accelerator")
+            pytest.skip(_("a fresh process can't be made without MPS (it can't be hidden): this check needs CUDA or "
+                          "the simulated accelerator"))
         path, model, optimizer = saved(checkpoint, self.folder, accelerator, name="from-the-gpu.pt")
         fail_if(moved_problem(path, model, optimizer, accelerator))
         at_save, optimizer_at_save = state(model), optimizer_state(optimizer)
         train_batches(model, optimizer, fixed_batches(), MORE, accelerator)   # the run that never stopped
         file = getattr(module_of(checkpoint), "__file__", None)
         if not file:
-            pytest.skip("this check opens your checkpoint in a fresh Python process, which can import a .py file "
-                        "but not a notebook's functions: save them as exercises/checkpoint.py and run "
-                        "`pytest exercises/checkpoint.py`")
+            pytest.skip(_("this check opens your checkpoint in a fresh Python process, which can import a .py file "
+                          "but not a notebook's functions: save them as exercises/checkpoint.py and run "
+                          "`pytest exercises/checkpoint.py`"))
         from pathlib import Path
 
         try:
             found = open_elsewhere({"folder": str(Path(file).parent), "module": "checkpoint", "file": str(path),
                                     "seed": 5, "batches": {}, "epochs": MORE, "calls": self.CALLS})
         except NotRun as err:
-            pytest.skip(f"this check needs a fresh Python process without an accelerator, and {err}")
+            pytest.skip(say("this check needs a fresh Python process without an accelerator, and {reason}", reason=err))
         if found["cuda"] or found["simulated"]:
-            pytest.skip("the fresh process still had an accelerator (CUDA_VISIBLE_DEVICES was not obeyed)")
+            pytest.skip(_("the fresh process still had an accelerator (CUDA_VISIBLE_DEVICES was not obeyed)"))
         return {**found, "path": path, "at_save": at_save, "optimizer_at_save": optimizer_at_save,
                 "uninterrupted": {name: p.detach().cpu() for name, p in model.named_parameters()}}
 
@@ -425,6 +427,10 @@ class Laptop:
 @pytest.fixture(scope="module")
 def laptop(tmp_path_factory):
     return Laptop(tmp_path_factory.mktemp("laptop"))
+
+
+# Where an error of the fresh process was raised, when it was not in the learner's file.
+A_LIBRARY_CALL = N_("a library call")
 
 
 def elsewhere_problem(checkpoint, found: dict, call: str) -> str | None:
@@ -437,24 +443,25 @@ def elsewhere_problem(checkpoint, found: dict, call: str) -> str | None:
         checkpoint.load_checkpoint(found["path"], tiny_model(5))
     text = f"{error['type']}: {error['message']}"
     if "Attempting to deserialize object on a CUDA device" in error["message"]:
-        return say(lessons.ELSEWHERE_NEEDS_MAP_LOCATION, error=text, where=error["where"] or "a library call",
+        return say(lessons.ELSEWHERE_NEEDS_MAP_LOCATION, error=text, where=error["where"] or _(A_LIBRARY_CALL),
                    source=error["source"])
-    return say(lessons.ELSEWHERE_FAILED, call=call, where=error["where"] or "a library call", source=error["source"],
+    return say(lessons.ELSEWHERE_FAILED, call=call, where=error["where"] or _(A_LIBRARY_CALL), source=error["source"],
                error=text)
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("elsewhere.opens", observed="in a fresh process without an accelerator: that load_checkpoint "
-                                                "opened the file")
+@pytest.mark.audit("elsewhere.opens", observed=N_("in a fresh process without an accelerator: that load_checkpoint "
+                                                   "opened the file"))
 def test_a_machine_without_a_gpu_opens_a_checkpoint_saved_on_one(checkpoint, accelerator, laptop):
     found = laptop(checkpoint, accelerator)
     for call in Laptop.CALLS:
         fail_if(elsewhere_problem(checkpoint, found, call))
         problem = returned_problem(_value(found["calls"][call]["returned"]), EPOCH, HISTORY)
         fail_if(problem and problem + "\n" + say(lessons.ELSEWHERE_PLAIN, what=call))
-    assert "Attempting to deserialize object on a CUDA device" in found["torch_load"], (
+    assert "Attempting to deserialize object on a CUDA device" in found["torch_load"], say(
         "without map_location, PyTorch's own torch.load(path) opens this file on a machine without a GPU: it holds "
-        f"no tensor saved from one\n  the fresh process's torch.load(path) gave: {found['torch_load'] or 'no error'}")
+        "no tensor saved from one\n  the fresh process's torch.load(path) gave: {gave}",
+        gave=found["torch_load"] or _("no error"))
 
 
 def laptop_problem(found: dict, call: str) -> str | None:
@@ -483,7 +490,8 @@ def laptop_problem(found: dict, call: str) -> str | None:
                            name=repr(name), index=index) + where
     if got["step_error"] is not None:
         error = got["step_error"]
-        return say(lessons.NEXT_STEP_FAILED, call=call, error=f"{error['type']}: {error['message'][:300]}") + where
+        text = f"{error['type']}: {error['message'][:300]}"
+        return say(lessons.NEXT_STEP_FAILED, call=call, error=text) + where
     for (name, want), after in zip(found["uninterrupted"].items(), got["after"]):
         gap = (after - want).abs().max().item()
         if gap > 1e-5:
@@ -492,7 +500,8 @@ def laptop_problem(found: dict, call: str) -> str | None:
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("elsewhere", observed="in a fresh process without an accelerator: what the model and optimizer held")
+@pytest.mark.audit("elsewhere", observed=N_("in a fresh process without an accelerator: what the model and optimizer "
+                                              "held"))
 def test_on_that_machine_the_state_lands_on_the_cpu_and_training_continues(checkpoint, accelerator, laptop):
     found = laptop(checkpoint, accelerator)
     for call in Laptop.CALLS:

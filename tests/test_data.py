@@ -31,10 +31,10 @@ import kata.celeba
 from kata.celeba import ATTRIBUTE_NAMES
 from kata.checks import lessons
 from kata.checks.book import book_eval_transform, book_train_transform
-from kata.checks.lessons import say
 from kata.checks.messages import describe, fail_if
 from kata.checks.strategies import attribute_vectors, pil_images
 from kata.harness.target import TargetError, module_of, target_of
+from kata.i18n import N_, _, say
 
 BOOK_TRAIN = book_train_transform().transforms
 BOOK_EVAL = book_eval_transform().transforms
@@ -117,14 +117,14 @@ def run(transform, image, seed):
 # --- the label ------------------------------------------------------------
 
 
-WRONG_ATTRIBUTE = ("the label is the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first "
-                   "printing used 18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn "
-                   "something else")
-READS = "{wrong}\n  probed with one-hot vectors, get_smile reads attribute {read}: return attr[31]"
-SMILING_IS = "{wrong}\n  SMILING is {value}"
-NOT_SET = "`SMILING` is not set yet: see the comment above it in {file}, and `kata hint data SMILING`"
-ONE_ATTRIBUTE = ("get_smile must return one attribute of the vector, a 0-d tensor: the entry SMILING names, not a "
-                 "slice or the whole vector\n  get_smile(attr) returned {value}")
+WRONG_ATTRIBUTE = N_("the label is the wrong attribute: 'Smiling' is attribute 31 of CelebA's 40 (the book's first "
+                     "printing used 18, Heavy_Makeup, and its errata corrects it to 31), so the model would learn "
+                     "something else")
+READS = N_("{wrong}\n  probed with one-hot vectors, get_smile reads attribute {read}: return attr[31]")
+SMILING_IS = N_("{wrong}\n  SMILING is {value}")
+NOT_SET = N_("`SMILING` is not set yet: see the comment above it in {file}, and `kata hint data SMILING`")
+ONE_ATTRIBUTE = N_("get_smile must return one attribute of the vector, a 0-d tensor: the entry SMILING names, not a "
+                   "slice or the whole vector\n  get_smile(attr) returned {value}")
 
 
 def named(index) -> str:
@@ -155,25 +155,26 @@ def test_smiling_is_attribute_31(data):
     if data.SMILING is None:
         pytest.fail(say(NOT_SET, file=target_of(data).display("data")), pytrace=False)
     if data.SMILING != 31:
-        fail_if(say(SMILING_IS, wrong=WRONG_ATTRIBUTE, value=named(data.SMILING)))
+        fail_if(say(SMILING_IS, wrong=_(WRONG_ATTRIBUTE), value=named(data.SMILING)))
 
 
 @pytest.mark.audit("get_smile.reads")
 def test_get_smile_reads_attribute_31(data):
     read = attributes_read(data)
     if read != [31]:
-        fail_if(say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none"))
+        fail_if(say(READS, wrong=_(WRONG_ATTRIBUTE), read=", ".join(named(i) for i in read) or _("none")))
 
 
 def label_problem(label, attr) -> str | None:
     """Why ``label`` is not the book's label for ``attr`` (its Smiling entry as it is), or None.
     The same first line wherever a label is looked at: get_smile's result, a dataset's item."""
     if not isinstance(label, torch.Tensor):
-        return f"{lessons.LABEL_NOT_A_TENSOR}\n  the label is {describe(label)}"
+        return say("{lesson}\n  the label is {value}", lesson=_(lessons.LABEL_NOT_A_TENSOR), value=describe(label))
     if label.shape != ():
         return say(ONE_ATTRIBUTE, value=describe(label))
     if label.dtype != attr.dtype:
-        return f"{lessons.LABEL_WRONG_DTYPE}\n  the label is {describe(label)} of dtype {label.dtype}"
+        return say("{lesson}\n  the label is {value} of dtype {dtype}", lesson=_(lessons.LABEL_WRONG_DTYPE),
+                   value=describe(label), dtype=label.dtype)
     return None
 
 
@@ -186,10 +187,11 @@ def test_get_smile_returns_the_smiling_attribute(data, attr):
         return
     read = attributes_read(data)
     if read != [31]:
-        fail_if(say(READS, wrong=WRONG_ATTRIBUTE, read=", ".join(named(i) for i in read) or "none"))
+        fail_if(say(READS, wrong=_(WRONG_ATTRIBUTE), read=", ".join(named(i) for i in read) or _("none")))
     fail_if(label_problem(label, attr))
-    pytest.fail(f"get_smile(attr) must equal attr[31]\n  for {attr.tolist()} it returned {describe(label)}, "
-                f"attr[31] is {int(attr[31])}", pytrace=False)
+    pytest.fail(say("get_smile(attr) must equal attr[31]\n  for {attr} it returned {value}, "
+                    "attr[31] is {smiling}", attr=attr.tolist(), value=describe(label), smiling=int(attr[31])),
+                pytrace=False)
 
 
 # --- the transforms -------------------------------------------------------
@@ -200,13 +202,14 @@ def test_get_smile_returns_the_smiling_attribute(data, attr):
 @pytest.mark.audit("compose[{which}]")
 def test_transform_is_the_books_compose(data, which, book):
     transform = getattr(data, which)()
-    assert isinstance(transform, COMPOSES), (
-        f"{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
-        f"{describe(transform)}")
+    assert isinstance(transform, COMPOSES), say(
+        "{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
+        "{value}", which=which, value=describe(transform))
     got, want = steps(transform), steps(T.Compose(book))
-    assert got == want, (
-        f"{which}() must be the book's Compose: the same steps, in the same order, with the same sizes\n"
-        f"  yours:  Compose([{', '.join(got)}])\n  book's: Compose([{', '.join(want)}])")
+    assert got == want, say(
+        "{which}() must be the book's Compose: the same steps, in the same order, with the same sizes\n"
+        "  yours:  Compose([{yours}])\n  book's: Compose([{books}])", which=which, yours=", ".join(got),
+        books=", ".join(want))
 
 
 @given(image=pil_images())
@@ -224,18 +227,19 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data, image):
 
 
 def check_tensor_image(out, which):
-    assert isinstance(out, torch.Tensor), (
-        f"a transform must end with transforms.ToTensor(), so the model gets a tensor\n  {which} returned "
-        f"{describe(out)}")
-    assert out.shape == (3, 64, 64), (
+    assert isinstance(out, torch.Tensor), say(
+        "a transform must end with transforms.ToTensor(), so the model gets a tensor\n  {which} returned "
+        "{value}", which=which, value=describe(out))
+    assert out.shape == (3, 64, 64), say(
         "a transform must give a 3x64x64 image: crop to 178x178 first, then Resize([64, 64]) (on a square, "
-        f"Resize(64) is the same; on the 178x218 face it keeps the aspect ratio)\n  {which} gave shape "
-        f"{tuple(out.shape)}")
-    assert out.dtype == torch.float32, (
-        f"a transform must give float32 pixels, as ToTensor() makes them\n  {which} gave dtype {out.dtype}")
-    assert 0.0 <= out.min().item() and out.max().item() <= 1.0, (
-        f"a transform must give pixels in [0, 1], as ToTensor() scales them\n  {which} gave values from "
-        f"{out.min().item()} to {out.max().item()}")
+        "Resize(64) is the same; on the 178x218 face it keeps the aspect ratio)\n  {which} gave shape "
+        "{shape}", which=which, shape=tuple(out.shape))
+    assert out.dtype == torch.float32, say(
+        "a transform must give float32 pixels, as ToTensor() makes them\n  {which} gave dtype {dtype}",
+        which=which, dtype=out.dtype)
+    assert 0.0 <= out.min().item() and out.max().item() <= 1.0, say(
+        "a transform must give pixels in [0, 1], as ToTensor() scales them\n  {which} gave values from "
+        "{low} to {high}", which=which, low=out.min().item(), high=out.max().item())
 
 
 @pytest.mark.audit("eval.faces")
@@ -247,19 +251,20 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
         if same_pixels(got, want):
             continue
         resized_first = T.Compose([T.Resize([64, 64]), T.CenterCrop([178, 178]), T.ToTensor()])(image)
-        assert not same_pixels(got, resized_first), (
+        assert not same_pixels(got, resized_first), _(
             "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
             "padded. CenterCrop([178, 178]) must come first, then Resize([64, 64])")
         check_tensor_image(got, "eval_transform")
-        pytest.fail("eval_transform(image) differs from the book's "
-                    "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face", pytrace=False)
+        pytest.fail(_("eval_transform(image) differs from the book's "
+                      "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face"),
+                    pytrace=False)
 
 
 @pytest.mark.audit("eval.deterministic")
 def test_eval_transform_is_deterministic(data, celeba_root):
     image = face(celeba_root)
     outs = [pixels(run(data.eval_transform(), image, seed)) for seed in range(4)]
-    assert all(torch.equal(outs[0], o) for o in outs[1:]), (
+    assert all(torch.equal(outs[0], o) for o in outs[1:]), _(
         "eval_transform gave different tensors for the same image: validation and test images must not "
         "be randomised (no RandomCrop or RandomHorizontalFlip there), or the scores can't be compared")
 
@@ -290,7 +295,7 @@ def like_the_books_train_transform(transform, image, seeds) -> bool:
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     image = face(celeba_root, 1)
     check_tensor_image(run(data.train_transform(), image, 0), "train_transform")
-    assert like_the_books_train_transform(data.train_transform(), image, range(6)), (
+    assert like_the_books_train_transform(data.train_transform(), image, range(6)), _(
         "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
         "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]): "
         "same steps, same order, same sizes, default flip probability 0.5")
@@ -300,7 +305,7 @@ def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root)
 def test_train_transform_is_random(data, celeba_root):
     image = face(celeba_root, 2)
     outs = [pixels(run(data.train_transform(), image, seed)) for seed in range(8)]
-    assert any(not torch.equal(outs[0], o) for o in outs[1:]), (
+    assert any(not torch.equal(outs[0], o) for o in outs[1:]), _(
         "train_transform gave the same tensor 8 times for one image: augmentation means a random crop "
         "and a random horizontal flip each time an image is loaded")
 
@@ -311,9 +316,9 @@ def pixels(out) -> torch.Tensor:
     above look at that)."""
     if isinstance(out, Image.Image):
         out = T.functional.pil_to_tensor(out)
-    assert isinstance(out, torch.Tensor), (
+    assert isinstance(out, torch.Tensor), say(
         "a transform must give an image (a tensor: the model gets tensors)\n"
-        f"  it gave {describe(out)}")
+        "  it gave {value}", value=describe(out))
     return out.float() / 255 if not out.is_floating_point() else out.float()
 
 
@@ -326,13 +331,13 @@ def test_train_transform_flips_about_half_the_time(data):
     transform = data.train_transform()
     check_tensor_image(transform(image), "train_transform")   # the form first: a 3x64x64 float image
     flips = 0
-    for _ in range(200):
+    for _round in range(200):
         out = pixels(transform(image))
         half = out.shape[-1] // 2
         flips += bool(out[..., :half].mean() > out[..., out.shape[-1] - half:].mean())
-    assert 70 <= flips <= 130, (
-        f"the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
-        "them (p=0.5, its default) — a smile is still a smile in a mirror")
+    assert 70 <= flips <= 130, say(
+        "the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
+        "them (p=0.5, its default) — a smile is still a smile in a mirror", flips=flips)
 
 
 @pytest.mark.audit("eval.band")
@@ -342,7 +347,7 @@ def test_crop_happens_before_resize(data):
     image = Image.new("RGB", (178, 218), "black")
     image.paste((255, 255, 255), (0, 198, 178, 218))
     out = pixels(data.eval_transform()(image))
-    assert out.max().item() < 0.05, (
+    assert out.max().item() < 0.05, _(
         "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
         "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
 
@@ -350,11 +355,11 @@ def test_crop_happens_before_resize(data):
 # --- the splits -----------------------------------------------------------
 
 
-REFUSE_EXACT = ("load_splits refuses only MORE images than a split has: asked for exactly as many as a split holds, "
-                "it gives them all (n <= len(split) is fine)\n  {call} on splits of {sizes} images raised "
-                "ValueError({error!r})")
-REFUSE_FEWER = ("load_splits raised ValueError for images a split has: it refuses only more than a split holds\n"
-                "  {call} on splits of {sizes} images raised ValueError({error!r})")
+REFUSE_EXACT = N_("load_splits refuses only MORE images than a split has: asked for exactly as many as a split holds, "
+                  "it gives them all (n <= len(split) is fine)\n  {call} on splits of {sizes} images raised "
+                  "ValueError({error!r})")
+REFUSE_FEWER = N_("load_splits raised ValueError for images a split has: it refuses only more than a split holds\n"
+                  "  {call} on splits of {sizes} images raised ValueError({error!r})")
 
 
 def split_sizes(root) -> dict[str, int]:
@@ -369,9 +374,10 @@ def load(data, root, **kwargs):
         return data.load_splits(root, **kwargs)
     except RuntimeError as err:
         if "Dataset not found or corrupted" in str(err):
-            pytest.fail("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
-                        "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
-                        f"real CelebA loads exactly as in torchvision).\n  ({err})", pytrace=False)
+            pytest.fail(say("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
+                            "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
+                            "real CelebA loads exactly as in torchvision).\n  ({error})", error=str(err)),
+                        pytrace=False)
         raise
     except ValueError as err:
         try:
@@ -381,7 +387,7 @@ def load(data, root, **kwargs):
         asked = {"train": kwargs.get("n_train", 16000), "valid": kwargs.get("n_valid", 1000)}
         if all(asked[s] <= sizes[s] for s in sizes):
             call = f"load_splits(root, {', '.join(f'{k}={v}' for k, v in kwargs.items())})"
-            shown = " and ".join(f"{sizes[s]} ({s})" for s in sizes)
+            shown = say("{train} (train) and {valid} (valid)", train=sizes["train"], valid=sizes["valid"])
             exact = any(asked[s] == sizes[s] for s in sizes)
             fail_if(say(REFUSE_EXACT if exact else REFUSE_FEWER, call=call, sizes=shown, error=str(err)))
         raise
@@ -391,16 +397,16 @@ def load(data, root, **kwargs):
 def test_load_splits_defaults_are_the_books(data, celeba_root, monkeypatch):
     params = inspect.signature(data.load_splits).parameters
     defaults = {name: p.default for name, p in params.items() if name in ("n_train", "n_valid")}
-    assert defaults == {"n_train": 16000, "n_valid": 1000}, (
+    assert defaults == {"n_train": 16000, "n_valid": 1000}, say(
         "load_splits must take the book's first 16,000 training and 1,000 validation images by default: "
-        f"def load_splits(root, n_train=16000, n_valid=1000)\n  its defaults are {defaults}")
+        "def load_splits(root, n_train=16000, n_valid=1000)\n  its defaults are {defaults}", defaults=defaults)
     # The small set has fewer images: make each split look big enough, so the defaults can be taken.
     enlarged = enlarge(monkeypatch, data, 20000)
-    train, valid, _ = load(data, celeba_root)
+    train, valid, _test = load(data, celeba_root)
     sizes = {"train": len(train), "valid": len(valid)}
-    assert sizes == {"train": 16000, "valid": 1000}, (
+    assert sizes == {"train": 16000, "valid": 1000}, say(
         "load_splits(root) must give the first 16,000 training and 1,000 validation images, using its "
-        f"defaults\n  from splits of {enlarged} images each it gave {sizes}")
+        "defaults\n  from splits of {enlarged} images each it gave {sizes}", enlarged=enlarged, sizes=sizes)
 
 
 def enlarge(monkeypatch, data, n) -> int:
@@ -437,22 +443,22 @@ def test_load_splits_calls_celeba_as_the_book_does(data, celeba_root, monkeypatc
 
     replace_celeba(monkeypatch, data, Spy)
     load(data, celeba_root, n_train=8, n_valid=4)
-    assert calls, "load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`"
+    assert calls, _("load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`")
     bound = [signature.bind(None, *a, **k).arguments for a, k in calls]
     splits = sorted(b.get("split", "train") for b in bound)
-    assert splits == ["test", "train", "valid"], (
-        f"load_splits loaded the splits {splits}; the book loads 'train', 'valid' and 'test', one each")
+    assert splits == ["test", "train", "valid"], say(
+        "load_splits loaded the splits {splits}; the book loads 'train', 'valid' and 'test', one each", splits=splits)
     for b in bound:
         split = b.get("split", "train")
-        assert b.get("target_type", "attr") == "attr", (
-            f"split {split!r} was loaded with target_type={b['target_type']!r}; the labels come from the 40 "
-            "attributes: target_type='attr'")
-        assert b.get("download", False) is False, (
-            f"split {split!r} was loaded with download={b['download']!r}: the book passes download=False "
-            "(the data must already be on disk)")
-        assert b.get("target_transform") is not None, (
-            f"split {split!r} has no target_transform: pass target_transform=get_smile, so each label is "
-            "the Smiling attribute instead of all 40")
+        assert b.get("target_type", "attr") == "attr", say(
+            "split {split!r} was loaded with target_type={value!r}; the labels come from the 40 "
+            "attributes: target_type='attr'", split=split, value=b["target_type"])
+        assert b.get("download", False) is False, say(
+            "split {split!r} was loaded with download={value!r}: the book passes download=False "
+            "(the data must already be on disk)", split=split, value=b["download"])
+        assert b.get("target_transform") is not None, say(
+            "split {split!r} has no target_transform: pass target_transform=get_smile, so each label is "
+            "the Smiling attribute instead of all 40", split=split)
 
 
 @pytest.mark.audit("splits.shape")
@@ -460,20 +466,22 @@ def test_load_splits_sizes_and_first_items(data, celeba_root):
     full = {s: kata.celeba.CelebA(celeba_root, split=s) for s in ("train", "valid", "test")}
     train, valid, test = load(data, celeba_root, n_train=10, n_valid=6)
     for name, ds, n in (("train", train, 10), ("valid", valid, 6)):
-        assert isinstance(ds, Subset), (
-            f"the {name} set is a {type(ds).__name__}; the book takes the first n images with "
-            f"torch.utils.data.Subset(ds, torch.arange(n))")
-        assert len(ds) == n, f"the {name} set has {len(ds)} images, asked for the first {n}"
+        assert isinstance(ds, Subset), say(
+            "the {name} set is a {kind}; the book takes the first n images with "
+            "torch.utils.data.Subset(ds, torch.arange(n))", name=name, kind=type(ds).__name__)
+        assert len(ds) == n, say("the {name} set has {size} images, asked for the first {n}", name=name, size=len(ds),
+                                 n=n)
         fail_if(first_items_problem(ds, n, name))
-        assert getattr(ds.dataset, "split", None) == name, (
-            f"the {name} subset is drawn from the {getattr(ds.dataset, 'split', '?')!r} split")
-    assert not isinstance(test, Subset) and len(test) == len(full["test"]), (
-        f"the test set has {len(test)} images, the whole test split has {len(full['test'])}: return it whole")
-    assert getattr(test, "split", None) == "test", "the third dataset returned must be the 'test' split"
+        assert getattr(ds.dataset, "split", None) == name, say(
+            "the {name} subset is drawn from the {split!r} split", name=name, split=getattr(ds.dataset, "split", "?"))
+    assert not isinstance(test, Subset) and len(test) == len(full["test"]), say(
+        "the test set has {size} images, the whole test split has {whole}: return it whole", size=len(test),
+        whole=len(full["test"]))
+    assert getattr(test, "split", None) == "test", _("the third dataset returned must be the 'test' split")
 
 
-FIRST_ITEMS = ("the train and valid subsets hold the FIRST n images of their split, in order: torch.arange(n), "
-               "not a random choice\n  the {name} subset holds items {items}; it should be 0 to {last}")
+FIRST_ITEMS = N_("the train and valid subsets hold the FIRST n images of their split, in order: torch.arange(n), "
+                 "not a random choice\n  the {name} subset holds items {items}; it should be 0 to {last}")
 
 
 def first_items_problem(ds, n, name) -> str | None:
@@ -484,8 +492,8 @@ def first_items_problem(ds, n, name) -> str | None:
     return say(FIRST_ITEMS, name=name, items=indices[:12], last=n - 1)
 
 
-ALL_ATTRIBUTES = ("each label is the Smiling attribute: pass target_transform=get_smile, or the label is all 40 "
-                  "attributes\n  {what} is {value}")
+ALL_ATTRIBUTES = N_("each label is the Smiling attribute: pass target_transform=get_smile, or the label is all 40 "
+                    "attributes\n  {what} is {value}")
 
 
 def item_label_problem(label, what) -> str | None:
@@ -506,15 +514,16 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
         base = ds.dataset if isinstance(ds, Subset) else ds
         for i in range(4):
-            _, label = ds[i]
+            _image, label = ds[i]
             filename = base.filename[int(ds.indices[i]) if isinstance(ds, Subset) else i]
-            fail_if(item_label_problem(label, f"{name}[{i}]'s label"))
+            fail_if(item_label_problem(label, say("{name}[{index}]'s label", name=name, index=i)))
             if bool(label) != smiling[filename] and attributes_read(data) != [31]:
-                fail_if(say(READS, wrong=WRONG_ATTRIBUTE,
-                            read=", ".join(named(i) for i in attributes_read(data)) or "none"))
-            assert bool(label) == smiling[filename], (
-                f"{name}[{i}] ({filename}) is labelled {int(label)}, but its Smiling attribute is "
-                f"{int(smiling[filename])}: the target_transform must pick attribute 31")
+                fail_if(say(READS, wrong=_(WRONG_ATTRIBUTE),
+                            read=", ".join(named(i) for i in attributes_read(data)) or _("none")))
+            assert bool(label) == smiling[filename], say(
+                "{name}[{index}] ({filename}) is labelled {label}, but its Smiling attribute is "
+                "{smiling}: the target_transform must pick attribute 31", name=name, index=i, filename=filename,
+                label=int(label), smiling=int(smiling[filename]))
 
 
 @pytest.mark.audit("splits.eval_items", "splits.train_items")
@@ -522,26 +531,26 @@ def test_load_splits_augments_only_the_training_split(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
     fail_if(first_items_problem(train, 8, "train") or first_items_problem(valid, 4, "valid"))
     for name, ds in (("train", train), ("valid", valid), ("test", test)):
-        x, _ = ds[0]
-        check_tensor_image(x, f"the {name} split's transform")
+        x, _label = ds[0]
+        check_tensor_image(x, say("the {name} split's transform", name=name))
     image = face(celeba_root)
     for name, ds, book in (("train", train, BOOK_TRAIN), ("valid", valid, BOOK_EVAL), ("test", test, BOOK_EVAL)):
         base = ds.dataset if isinstance(ds, Subset) else ds
-        assert base.transform is not None, f"the {name} split has no transform"
+        assert base.transform is not None, say("the {name} split has no transform", name=name)
         if name == "train":
             same = like_the_books_train_transform(base.transform, image, range(3))
         else:
             same = all(same_pixels(run(base.transform, image, seed), run(T.Compose(book), image, seed))
                        for seed in range(3))
-        assert same, (
-            f"the {name} split's transform is not the book's "
-            + ("train_transform()" if name == "train" else "eval_transform()")
-            + ": random augmentation on training images only, the centre crop on valid and test")
+        assert same, say(
+            "the {name} split's transform is not the book's {transform}: random augmentation on training images "
+            "only, the centre crop on valid and test", name=name,
+            transform="train_transform()" if name == "train" else "eval_transform()")
 
 
-REFUSE = ("load_splits must raise ValueError when asked for more images than a split has, saying how many it has "
-          "(the kata's rule: the book's Subset(ds, torch.arange(16000)) takes any n, and a split too small fails "
-          "only later, with an IndexError at some batch)")
+REFUSE = N_("load_splits must raise ValueError when asked for more images than a split has, saying how many it has "
+            "(the kata's rule: the book's Subset(ds, torch.arange(16000)) takes any n, and a split too small fails "
+            "only later, with an IndexError at some batch)")
 
 
 @pytest.mark.audit("splits.refuse")
@@ -553,27 +562,29 @@ def test_load_splits_refuses_more_images_than_a_split_has(data, celeba_root):
         try:
             data.load_splits(celeba_root, **kwargs)
         except ValueError as err:
-            assert str(n) in str(err).replace(",", ""), (
-                f"{REFUSE}\n  {asked} on a {split} split of {n} images raised ValueError({str(err)!r}), which does "
-                f"not say {n}")
+            assert str(n) in str(err).replace(",", ""), say(
+                "{refuse}\n  {asked} on a {split} split of {n} images raised ValueError({error!r}), which does "
+                "not say {n}", refuse=_(REFUSE), asked=asked, split=split, n=n, error=str(err))
         except (NotImplementedError, TargetError):
             raise
         except Exception as err:
-            pytest.fail(f"{REFUSE}\n  {asked} on a {split} split of {n} images raised {type(err).__name__}: "
-                        f"{err}", pytrace=False)
+            pytest.fail(say("{refuse}\n  {asked} on a {split} split of {n} images raised {kind}: "
+                            "{error}", refuse=_(REFUSE), asked=asked, split=split, n=n, kind=type(err).__name__,
+                            error=str(err)), pytrace=False)
         else:
-            pytest.fail(f"{REFUSE}\n  {asked} on a {split} split of {n} images returned without an error",
-                        pytrace=False)
+            pytest.fail(say("{refuse}\n  {asked} on a {split} split of {n} images returned without an error",
+                            refuse=_(REFUSE), asked=asked, split=split, n=n), pytrace=False)
     # ... and exactly as many as a split has is not more: all of them.
     sizes = split_sizes(celeba_root)
-    train, valid, _ = load(data, celeba_root, n_train=sizes["train"], n_valid=sizes["valid"])
-    assert (len(train), len(valid)) == (sizes["train"], sizes["valid"]), (
+    train, valid, _test = load(data, celeba_root, n_train=sizes["train"], n_valid=sizes["valid"])
+    assert (len(train), len(valid)) == (sizes["train"], sizes["valid"]), say(
         "asked for all the images of each split, load_splits gives them all\n"
-        f"  it gave {len(train)} and {len(valid)} of {sizes['train']} and {sizes['valid']}")
+        "  it gave {train} and {valid} of {train_size} and {valid_size}", train=len(train), valid=len(valid),
+        train_size=sizes["train"], valid_size=sizes["valid"])
 
 
-MISSING = ("load_splits must let kata.celeba.CelebA's error for a missing dataset through: it says what is missing "
-           "and how to get it (`kata data`)")
+MISSING = N_("load_splits must let kata.celeba.CelebA's error for a missing dataset through: it says what is missing "
+             "and how to get it (`kata data`)")
 
 
 @pytest.mark.audit("splits.missing")
@@ -583,10 +594,12 @@ def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
     except (NotImplementedError, TargetError):  # NotImplementedError is a RuntimeError too: the stub
         raise
     except Exception as err:
-        assert "kata data" in str(err), (
-            f"{MISSING}\n  with no dataset under root, it raised {type(err).__name__}: {err}")
+        assert "kata data" in str(err), say(
+            "{missing}\n  with no dataset under root, it raised {kind}: {error}", missing=_(MISSING),
+            kind=type(err).__name__, error=str(err))
     else:
-        pytest.fail(f"{MISSING}\n  with no dataset under root, it returned without an error", pytrace=False)
+        pytest.fail(say("{missing}\n  with no dataset under root, it returned without an error", missing=_(MISSING)),
+                    pytrace=False)
 
 
 # --- the loaders ----------------------------------------------------------
@@ -596,43 +609,46 @@ def test_load_splits_passes_on_a_missing_dataset_error(data, tmp_path):
 def test_make_loaders_default_batch_size_is_32(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=8, n_valid=4)
     sizes = [dl.batch_size for dl in data.make_loaders(train, valid, test)]
-    assert sizes == [32, 32, 32], (
-        f"make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
-        "def make_loaders(train, valid, test, batch_size=32)")
+    assert sizes == [32, 32, 32], say(
+        "make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
+        "def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
 
 
 @pytest.mark.audit("loaders.batches")
 def test_make_loaders_batches_every_image_once(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=20, n_valid=12)
     loaders = data.make_loaders(train, valid, test, batch_size=8)
-    assert isinstance(loaders, tuple) and len(loaders) == 3, "make_loaders returns (train_dl, valid_dl, test_dl)"
+    assert isinstance(loaders, tuple) and len(loaders) == 3, _("make_loaders returns (train_dl, valid_dl, test_dl)")
     for name, dl, ds in zip(("train_dl", "valid_dl", "test_dl"), loaders, (train, valid, test)):
-        assert isinstance(dl, DataLoader), f"{name} is a {type(dl).__name__}, not a torch DataLoader"
-        assert dl.batch_size == 8, f"{name} has batch_size={dl.batch_size}; pass batch_size on to the DataLoader"
-        assert dl.dataset is ds, f"{name} does not load the dataset given for it"
+        assert isinstance(dl, DataLoader), say("{name} is a {kind}, not a torch DataLoader", name=name,
+                                               kind=type(dl).__name__)
+        assert dl.batch_size == 8, say("{name} has batch_size={size}; pass batch_size on to the DataLoader",
+                                       name=name, size=dl.batch_size)
+        assert dl.dataset is ds, say("{name} does not load the dataset given for it", name=name)
         sizes = [len(y) for _, y in dl]
-        assert sizes[0] == 8 and sum(sizes) == len(ds) and len(sizes) == math.ceil(len(ds) / 8), (
-            f"{name} gave batches of {sizes} for {len(ds)} images with batch_size=8; every image once, "
-            "the last batch may be smaller (drop_last=False, the default)")
+        assert sizes[0] == 8 and sum(sizes) == len(ds) and len(sizes) == math.ceil(len(ds) / 8), say(
+            "{name} gave batches of {sizes} for {n} images with batch_size=8; every image once, "
+            "the last batch may be smaller (drop_last=False, the default)", name=name, sizes=sizes, n=len(ds))
         x, y = next(iter(dl))
-        assert len(x) == 8 and len(y) == 8, (
-            f"{name} gave a first batch of {len(x)} images and {len(y)} labels with batch_size=8")
-        check_tensor_image(x[0], f"an image of {name}")
+        assert len(x) == 8 and len(y) == 8, say(
+            "{name} gave a first batch of {images} images and {labels} labels with batch_size=8", name=name,
+            images=len(x), labels=len(y))
+        check_tensor_image(x[0], say("an image of {name}", name=name))
 
 
 @pytest.mark.audit("loaders.samplers", "loaders.shuffles")
 def test_only_the_training_loader_shuffles(data, celeba_root):
     train, valid, test = load(data, celeba_root, n_train=24, n_valid=12)
     train_dl, valid_dl, test_dl = data.make_loaders(train, valid, test, batch_size=8)
-    assert isinstance(train_dl.sampler, RandomSampler), (
+    assert isinstance(train_dl.sampler, RandomSampler), _(
         "train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each epoch sees "
         "the training images in a new order")
     for name, dl in (("valid_dl", valid_dl), ("test_dl", test_dl)):
-        assert isinstance(dl.sampler, SequentialSampler), (
-            f"{name} shuffles; only the training loader does (the scores don't depend on order, and a "
-            "fixed order makes runs comparable)")
-    _, y = next(iter(train_dl))
-    fail_if(item_label_problem(y[0], "train_dl's first label") if len(y) else None)
+        assert isinstance(dl.sampler, SequentialSampler), say(
+            "{name} shuffles; only the training loader does (the scores don't depend on order, and a "
+            "fixed order makes runs comparable)", name=name)
+    _x, y = next(iter(train_dl))
+    fail_if(item_label_problem(y[0], _("train_dl's first label")) if len(y) else None)
     torch.manual_seed(0)
     orders = {tuple(torch.cat([y for _, y in train_dl]).tolist()) for _ in range(4)}
-    assert len(orders) > 1, "four passes over train_dl gave the labels in the same order: it does not shuffle"
+    assert len(orders) > 1, _("four passes over train_dl gave the labels in the same order: it does not shuffle")

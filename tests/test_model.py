@@ -20,9 +20,9 @@ from torch import nn
 from torch.nn.modules.utils import _pair
 
 from kata.checks.book import BOOK_PARAMETERS, book_cnn
-from kata.checks.lessons import say
 from kata.checks.messages import fail_if
 from kata.checks.strategies import batch_sizes
+from kata.i18n import N_, _, say
 
 
 def padding_of(conv: nn.Conv2d) -> tuple[int, int]:
@@ -65,10 +65,10 @@ def layers(net: nn.Module) -> list[nn.Module]:
     return [m for m in net.modules() if not list(m.children())]
 
 
-SHAPES = ("the model can't take a batch of 3x64x64 images through its layers: a layer gets maps of a size it "
-          "can't take (the book's sizes: each 3x3 convolution with padding 1 keeps the size, each max-pool halves "
-          "it, 64 -> 32 -> 16 -> 8, and the average pool takes the 8x8 maps to 1x1, so Linear gets 256 numbers)\n"
-          "  layer {index}, {layer}, fails on {shape}; the shapes before it: {trail}\n  (PyTorch: {error})")
+SHAPES = N_("the model can't take a batch of 3x64x64 images through its layers: a layer gets maps of a size it "
+            "can't take (the book's sizes: each 3x3 convolution with padding 1 keeps the size, each max-pool halves "
+            "it, 64 -> 32 -> 16 -> 8, and the average pool takes the 8x8 maps to 1x1, so Linear gets 256 numbers)\n"
+            "  layer {index}, {layer}, fails on {shape}; the shapes before it: {trail}\n  (PyTorch: {error})")
 
 
 def forward(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
@@ -94,14 +94,14 @@ def forward(net: nn.Module, x: torch.Tensor) -> torch.Tensor:
 @pytest.mark.audit("kind")
 def test_build_model_returns_an_nn_sequential(model):
     net = model.build_model()
-    assert isinstance(net, nn.Sequential), (
+    assert isinstance(net, nn.Sequential), say(
         "build_model() must return the book's nn.Sequential (one stack of layers, called in order)\n"
-        f"  it returned a {type(net).__name__}")
+        "  it returned a {kind}", kind=type(net).__name__)
 
 
-OTHER_LAYER = "layer {index} is {got}, the book has {want} there.\nThe book's layers, in order:\n  {book}"
-FEWER_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: missing {missing}"
-MORE_LAYERS = "build_model() has {found} layers, the book's CNN has {expected}: extra {extra}"
+OTHER_LAYER = N_("layer {index} is {got}, the book has {want} there.\nThe book's layers, in order:\n  {book}")
+FEWER_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expected}: missing {missing}")
+MORE_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expected}: extra {extra}")
 
 
 @pytest.mark.audit("layers")
@@ -119,9 +119,9 @@ def test_layers_match_the_book_in_order(model):
 @pytest.mark.audit("count")
 def test_parameter_count_is_the_books_388673(model):
     n = sum(p.numel() for p in model.build_model().parameters())
-    assert n == BOOK_PARAMETERS, (
-        f"the model has {n:,} parameters, the book's CNN has {BOOK_PARAMETERS:,}: check the "
-        "channel counts (3->32->64->128->256), kernel_size=3, and Linear(256, 1)")
+    assert n == BOOK_PARAMETERS, say(
+        "the model has {n:,} parameters, the book's CNN has {book:,}: check the "
+        "channel counts (3->32->64->128->256), kernel_size=3, and Linear(256, 1)", n=n, book=BOOK_PARAMETERS)
 
 
 @given(batch=batch_sizes)
@@ -132,16 +132,16 @@ def test_output_is_one_probability_per_image(model, batch):
     x = torch.rand(batch, 3, 64, 64)
     with torch.no_grad():
         y = forward(net, x)
-    assert isinstance(y, torch.Tensor), (
-        f"the model must return a tensor of probabilities\n  it returned a {type(y).__name__}")
-    assert y.shape == (batch, 1), (
+    assert isinstance(y, torch.Tensor), say(
+        "the model must return a tensor of probabilities\n  it returned a {kind}", kind=type(y).__name__)
+    assert y.shape == (batch, 1), say(
         "the model must give one score per image, shape (N, 1): AvgPool2d(8) takes the 8x8 maps to 1x1, "
-        f"Flatten makes (N, 256), Linear(256, 1) one score each\n  for a batch of {batch} images of 3x64x64 "
-        f"the output has shape {tuple(y.shape)}")
-    assert y.dtype == torch.float32, f"the model's output must be float32\n  its dtype is {y.dtype}"
-    assert bool(((y > 0) & (y < 1)).all()), (
+        "Flatten makes (N, 256), Linear(256, 1) one score each\n  for a batch of {batch} images of 3x64x64 "
+        "the output has shape {shape}", batch=batch, shape=tuple(y.shape))
+    assert y.dtype == torch.float32, say("the model's output must be float32\n  its dtype is {dtype}", dtype=y.dtype)
+    assert bool(((y > 0) & (y < 1)).all()), say(
         "the model's outputs must be probabilities in (0, 1): the last layer is nn.Sigmoid(), so that BCELoss "
-        f"gets probabilities\n  outputs: {y.flatten().tolist()}")
+        "gets probabilities\n  outputs: {outputs}", outputs=y.flatten().tolist())
 
 
 def weighted(net: nn.Module) -> list[nn.Module]:
@@ -149,9 +149,9 @@ def weighted(net: nn.Module) -> list[nn.Module]:
     return [m for m in layers(net) if list(m.parameters(recurse=False))]
 
 
-INITIAL = ("build the layers in the book's order with PyTorch's default initialisation, and draw no random numbers "
-           "before the last convolution is built (the book's shape checks come after it): then "
-           "torch.manual_seed(1) fixes the initial weights, and so the whole run")
+INITIAL = N_("build the layers in the book's order with PyTorch's default initialisation, and draw no random numbers "
+             "before the last convolution is built (the book's shape checks come after it): then "
+             "torch.manual_seed(1) fixes the initial weights, and so the whole run")
 
 
 @pytest.mark.audit("initial.convolutions", "initial.linear")
@@ -167,28 +167,30 @@ def test_initial_weights_are_the_books_under_manual_seed_1(model):
     def shapes(layers_):
         return [(type(m).__name__, [tuple(p.shape) for p in m.parameters(recurse=False)]) for m in layers_]
 
-    assert shapes(got) == shapes(want), (
+    assert shapes(got) == shapes(want), say(
         "the model's layers with weights differ from the book's in kind or in the shapes of their weights, so "
         "their initial weights can't be compared (test_layers_match_the_book_in_order says which)\n  yours: "
-        + ", ".join(describe(m) for m in got))
+        "{layers}", layers=", ".join(describe(m) for m in got))
     *convs, (got_fc, want_fc) = zip(got, want)
     for i, (g, w) in enumerate(convs):
         for name in ("weight", "bias"):
             a, b = getattr(g, name), getattr(w, name)
-            assert a is not None and torch.equal(a.detach(), b.detach()), (
-                f"the convolutions' initial weights differ from the book's under torch.manual_seed(1): {INITIAL}\n"
-                f"  the {name} of {describe(g)} (convolution {i + 1} of 4) differs")
+            assert a is not None and torch.equal(a.detach(), b.detach()), say(
+                "the convolutions' initial weights differ from the book's under torch.manual_seed(1): {initial}\n"
+                "  the {name} of {layer} (convolution {index} of 4) differs",
+                initial=_(INITIAL), name=name, layer=describe(g), index=i + 1)
     bound = 1 / math.sqrt(got_fc.in_features)
     weight, bias = got_fc.weight.detach(), got_fc.bias.detach()
     spread = weight.std().item() if weight.numel() > 1 else 0.0
-    assert weight.abs().max().item() <= bound and bias.abs().max().item() <= bound and spread > 0.3 * bound, (
+    assert weight.abs().max().item() <= bound and bias.abs().max().item() <= bound and spread > 0.3 * bound, say(
         "the Linear layer's initial weights are not PyTorch's default initialisation (uniform in "
         "+-1/sqrt(in_features), here +-0.0625): don't re-initialise the layers, nn.Linear(256, 1) sets them\n"
-        f"  its weights range over [{weight.min().item():.4f}, {weight.max().item():.4f}] with a standard "
-        f"deviation of {spread:.4f}, its bias is {bias.flatten().tolist()}")
+        "  its weights range over [{low:.4f}, {high:.4f}] with a standard "
+        "deviation of {spread:.4f}, its bias is {bias}",
+        low=weight.min().item(), high=weight.max().item(), spread=spread, bias=bias.flatten().tolist())
 
 
-@pytest.mark.audit("placement", observed="whether build_model moves the model itself (.to, .cuda)")
+@pytest.mark.audit("placement", observed=N_("whether build_model moves the model itself (.to, .cuda)"))
 def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
     moves = []
     for method in ("to", "cuda", "cpu", "to_empty"):
@@ -201,21 +203,22 @@ def test_build_model_leaves_placement_to_the_caller(model, monkeypatch):
         monkeypatch.setattr(nn.Module, method, spy)
     net = model.build_model()
     monkeypatch.undo()
-    assert not moves, (
-        f"build_model() called {', '.join(moves)} on the model: a model is built on the CPU and the "
-        "caller moves it (`model.to(device)`, which moves the same object in place)")
+    assert not moves, say(
+        "build_model() called {moves} on the model: a model is built on the CPU and the "
+        "caller moves it (`model.to(device)`, which moves the same object in place)", moves=", ".join(moves))
     devices = {p.device.type for p in net.parameters()}
-    assert devices == {"cpu"}, f"a new model's parameters are on the CPU: build it there\n  they are on {devices}"
+    assert devices == {"cpu"}, say("a new model's parameters are on the CPU: build it there\n  they are on {devices}",
+                                   devices=devices)
 
 
 @pytest.mark.audit("fresh")
 def test_each_call_builds_a_new_model(model):
     first, second = model.build_model(), model.build_model()
-    assert first is not second, (
+    assert first is not second, _(
         "build_model() returned the same object twice: training one would change the other. "
         "Build the layers inside the function")
     shared = {id(p) for p in first.parameters()} & {id(p) for p in second.parameters()}
-    assert not shared, (
+    assert not shared, _(
         "two models from build_model() share parameter tensors: create new layers at each call, inside the "
         "function")
 
@@ -227,12 +230,12 @@ def test_dropout_is_active_in_train_mode_only(model):
     torch.manual_seed(0)
     net.train()
     a, b = forward(net, x), forward(net, x)
-    assert not torch.equal(a, b), (
+    assert not torch.equal(a, b), _(
         "in train() mode two forward passes gave the same output: the model has no active Dropout(0.5) "
         "after the first two blocks")
     net.eval()
     with torch.no_grad():
         c, d = forward(net, x), forward(net, x)
-    assert torch.equal(c, d), (
+    assert torch.equal(c, d), _(
         "in eval() mode the output changes between calls: nothing random may run in eval mode (nn.Dropout stops "
         "dropping there; a random op of your own does not)")

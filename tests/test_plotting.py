@@ -41,12 +41,11 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from kata.checks.history import History
-from kata.checks.lessons import say
-from kata.checks.messages import NUMPY_LESSONS, fail_if, numpy_refusal
+from kata.checks.messages import NUMPY_LESSONS, fail_if, numpy_refusal, where_in
 from kata.checks.snapshots import change, snapshot
 from kata.checks.strategies import histories, make_history
 from kata.harness.target import TargetError, module_of, target_of
-from kata.harness.tracebacks import place_in
+from kata.i18n import N_, _, say
 
 matplotlib.use("Agg", force=True)  # off-screen, whatever MPLBACKEND says
 
@@ -55,14 +54,16 @@ matplotlib.use("Agg", force=True)  # off-screen, whatever MPLBACKEND says
 DEVICE = None
 
 PANELS = {"loss": ("Train loss", "Validation loss"), "accuracy": ("Train acc.", "Validation acc.")}
-SIDE = {"loss": "left", "accuracy": "right"}
+SIDE = {"loss": N_("left"), "accuracy": N_("right")}
+PANEL_NAME = {"loss": N_("loss"), "accuracy": N_("accuracy")}   # the panels, as a message names them
 Y_LABEL = {"loss": "Loss", "accuracy": "Accuracy"}
 INDEX = {"Train loss": 0, "Validation loss": 1, "Train acc.": 2, "Validation acc.": 3}
-LIST_NAME = ["history[0], the training loss", "history[1], the validation loss",
-             "history[2], the training accuracy", "history[3], the validation accuracy"]
+LIST_NAME = [N_("history[0], the training loss"), N_("history[1], the validation loss"),
+             N_("history[2], the training accuracy"), N_("history[3], the validation accuracy")]
 # (linestyle, marker) as Line2D reports them, and the format string that draws them.
-STYLE = {"Train": ("-", "o", "'-o' (a solid line with circles)"),
-         "Validation": ("--", "<", "'--<' (a dashed line with left-pointing triangles)")}
+STYLE = {"Train": ("-", "o", N_("'-o' (a solid line with circles)")),
+         "Validation": ("--", "<", N_("'--<' (a dashed line with left-pointing triangles)"))}
+CURVES = {"Train": N_("train curves"), "Validation": N_("validation curves")}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
@@ -108,11 +109,11 @@ def sandbox(plotting, who):
         def blocked(*args, **kwargs):
             __tracebackhide__ = True
             calls.append(name)
-            raise BlockingCall(
-                f"{who} called {name}(): that opens a window and waits (plt.pause for its interval, "
+            raise BlockingCall(say(
+                "{who} called {name}(): that opens a window and waits (plt.pause for its interval, "
                 "plt.show until the window is closed), so a training run would stall at every epoch and "
                 "a test would hang. Draw on the Figure and hand it back (or save it with fig.savefig); "
-                "never call plt.show() or plt.pause() in code that must not block")
+                "never call plt.show() or plt.pause() in code that must not block", who=who, name=name))
         return blocked
 
     patches = []
@@ -124,14 +125,15 @@ def sandbox(plotting, who):
     figures_before = set(plt.get_fignums())
     interactive = matplotlib.is_interactive()
     try:
-        for owner, attr, _, name in patches:
+        for owner, attr, _original, name in patches:
             setattr(owner, attr, refuse(name))
         yield
-        assert not calls, (
-            f"{who} called {', '.join(sorted(set(calls)))}() (and carried on when it was refused): these "
-            "calls open a window and wait; never call plt.show() or plt.pause() in code that must not block")
+        assert not calls, say(
+            "{who} called {names}() (and carried on when it was refused): these calls open a window and wait; "
+            "never call plt.show() or plt.pause() in code that must not block", who=who,
+            names=", ".join(sorted(set(calls))))
     finally:
-        for owner, attr, original, _ in reversed(patches):
+        for owner, attr, original, _name in reversed(patches):
             setattr(owner, attr, original)
         for num in set(plt.get_fignums()) - figures_before:
             plt.close(num)
@@ -142,39 +144,41 @@ def kinds_in(history) -> str:
     """What each list of a history holds, in words."""
     def kind(v):
         if isinstance(v, torch.Tensor):
-            grad = ", requires_grad=True" if v.requires_grad else ""
-            return f"{v.dim()}-d {str(v.dtype).removeprefix('torch.')} tensors on {v.device}{grad}"
+            values = dict(dims=v.dim(), dtype=str(v.dtype).removeprefix("torch."), device=v.device)
+            if v.requires_grad:
+                return say("{dims}-d {dtype} tensors on {device}, requires_grad=True", **values)
+            return say("{dims}-d {dtype} tensors on {device}", **values)
         if isinstance(v, np.generic):
-            return f"NumPy {type(v).__name__} scalars"
-        return f"Python {type(v).__name__}s"
+            return say("NumPy {type} scalars", type=type(v).__name__)
+        return say("Python {type}s", type=type(v).__name__)
 
     lines = []
     for name, lst in zip(LIST_NAME, history):
         found = list(dict.fromkeys(kind(v) for v in lst))
-        lines.append(f"{name.split(',')[0]}: {' and '.join(found) if found else 'nothing'}")
+        kinds = _(" and ").join(found) if found else _("nothing")
+        lines.append(f"{name.split(',')[0]}: {kinds}")
     return "\n  ".join(lines)
 
 
 def epochs(n) -> str:
-    return f"{n} epoch{'' if n == 1 else 's'}"
+    return say("{n} epoch", n=n) if n == 1 else say("{n} epochs", n=n)
 
 
 def learner_line(exc, plotting) -> str:
     """Where in the target's code `exc` was raised, as one line (or '')."""
-    place = place_in(exc, target_of(plotting).path)
-    return f"at {place.where}: {place.source}" if place else ""
+    return where_in(exc, target_of(plotting).path)
 
 
-KEEP_REQUIRES_GRAD = (
+KEEP_REQUIRES_GRAD = N_(
     "the caller's tensors must keep requires_grad: .requires_grad_(False) and .detach_() change the tensor itself "
     "(and refuse to on a tensor computed from others). Use .detach(), which returns a new tensor and leaves the "
     "original alone (and .cpu() / .item() to get a host value)")
-BY_POSITION = ("the history is a tuple of four lists, (loss_train, loss_valid, acc_train, acc_valid): a plain tuple "
-               "or a named one, so read it by position (history[0], or unpack it), which works for both; a plain "
-               "tuple has no field names")
-CRASHED = ("{function} failed in your code, at the line below, and the check can't tell why from what it gave it "
-           "(described below): read the error and the line")
-CRASH_DETAILS = ("{cause}\n  {who} failed{where}\n  {error}\n  the history ({epochs}, a {kind}) holds\n    {holds}")
+BY_POSITION = N_("the history is a tuple of four lists, (loss_train, loss_valid, acc_train, acc_valid): a plain tuple "
+                 "or a named one, so read it by position (history[0], or unpack it), which works for both; a plain "
+                 "tuple has no field names")
+CRASHED = N_("{function} failed in your code, at the line below, and the check can't tell why from what it gave it "
+             "(described below): read the error and the line")
+CRASH_DETAILS = N_("{cause}\n  {who} failed{where}\n  {error}\n  the history ({epochs}, a {kind}) holds\n    {holds}")
 
 
 def call(plotting, fn, who, history):
@@ -190,17 +194,17 @@ def call(plotting, fn, who, history):
     except Exception as exc:
         refusal = numpy_refusal(exc)
         if refusal is not None:
-            cause = NUMPY_LESSONS[refusal]
+            cause = _(NUMPY_LESSONS[refusal])
         elif isinstance(exc, RuntimeError) and "requires_grad flags of leaf variables" in str(exc):
-            cause = KEEP_REQUIRES_GRAD
+            cause = _(KEEP_REQUIRES_GRAD)
         elif isinstance(exc, AttributeError) and "'tuple' object has no attribute" in str(exc):
-            cause = BY_POSITION
+            cause = _(BY_POSITION)
         else:
             cause = say(CRASHED, function=who.split("(")[0])
         line = learner_line(exc, plotting)
-        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=f" {line}" if line else "",
-                    error=f"{type(exc).__name__}: {exc}", epochs=epochs(len(history[0])), kind=type(history).__name__,
-                    holds=kinds_in(history).replace("\n  ", "\n    ")))
+        where, error = (" " + line if line else ""), f"{type(exc).__name__}: {exc}"
+        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=where, error=error, epochs=epochs(len(history[0])),
+                    kind=type(history).__name__, holds=kinds_in(history).replace("\n  ", "\n    ")))
 
 
 def draw(plotting, history):
@@ -221,7 +225,8 @@ def short(values, limit=6) -> str:
             return f"np.{type(v).__name__}({float(v):.4g})"
         return f"{v:.4g}" if isinstance(v, float) else repr(v)
     text = ", ".join(one(v) for v in list(values)[:limit])
-    return f"[{text}{f', ... ({len(values)} in all)' if len(values) > limit else ''}]"
+    more = say(", ... ({count} in all)", count=len(values)) if len(values) > limit else ""
+    return f"[{text}{more}]"
 
 
 def assert_unchanged(history, snap, who):
@@ -230,42 +235,43 @@ def assert_unchanged(history, snap, who):
     if found is None:
         return
     if found.kind == "requires_grad":
-        fail_if(f"{KEEP_REQUIRES_GRAD}\n  {who} turned it off on {found.path}")
+        fail_if(_(KEEP_REQUIRES_GRAD) + "\n" + say("  {who} turned it off on {path}", who=who, path=found.path))
     if found.kind in ("values", "device"):
-        pytest.fail("the caller's tensors must stay as they are: read the history, don't modify it (no in-place "
-                    f"op, one ending in _)\n  {who} changed a tensor of the caller's history in place ({found})",
-                    pytrace=False)
+        pytest.fail(say("the caller's tensors must stay as they are: read the history, don't modify it (no in-place "
+                        "op, one ending in _)\n  {who} changed a tensor of the caller's history in place ({found})",
+                        who=who, found=found), pytrace=False)
     if found.keys:  # one of the four lists, or an entry of one
         i = found.keys[0]
-        before = [entry.obj for _, entry in snap.items[i][1].items]
-        was = f"{LIST_NAME[i]} was {short(before)} and is now {short(history[i])}"
+        before = [entry.obj for _key, entry in snap.items[i][1].items]
+        was = say("{name} was {before} and is now {now}", name=_(LIST_NAME[i]), before=short(before),
+                  now=short(history[i]))
     else:
         was = str(found)
-    pytest.fail("the history belongs to the caller (train keeps appending to these very lists): read it, and "
-                "convert into a new list, e.g. [float(v) for v in hist[2]]; never assign into the caller's lists\n"
-                f"  {who} changed the history it was given: {was}", pytrace=False)
+    pytest.fail(say("the history belongs to the caller (train keeps appending to these very lists): read it, and "
+                    "convert into a new list, e.g. [float(v) for v in hist[2]]; never assign into the caller's "
+                    "lists\n  {who} changed the history it was given: {was}", who=who, was=was), pytrace=False)
 
 
 # --- helpers: read the figure back ------------------------------------------
 
 
-LIVE_FIGURE = "LivePlot keeps its figure, a matplotlib.figure.Figure, in self.figure\n  {who} is a {kind}"
-RETURNS_FIGURE = ("plot_history returns the figure itself (`return fig`), a matplotlib.figure.Figure, not its axes "
-                  "or a (fig, ax) pair\n  {who} is a {kind}")
-LINES_ADDED = ("each update must replace the lines, not add more: clear the figure (fig.clear()) or the axes before "
-               "drawing again, or move the existing line with line.set_data(x, y)\n"
-               "  the {panel} panel of {who} has {count} lines labelled {label!r}")
-DRAWN_ONCE = "each curve is drawn once\n  the {panel} panel of {who} has {count} lines labelled {label!r}"
-POINTS_SO_FAR = ("each update redraws the whole history so far (the update for epoch e gets lists of e + 1 entries)"
-                 "\n  the {label!r} line in {who} has {points} points; the history has {epochs}")
-POINTS = ("each curve has one point per epoch\n"
-          "  the {label!r} line in {who} has {points} points; the history has {epochs}")
-CURVE_VALUES = ("each curve plots its list of the history, in epoch order: history[0] train loss, [1] validation "
-                "loss, [2] train accuracy, [3] validation accuracy\n"
-                "  the {label!r} line in {who} has y = {got}, but {name} is {want}")
-CURVE_SHOWS_ANOTHER = ("each curve plots its list of the history, in epoch order: history[0] train loss, [1] "
-                       "validation loss, [2] train accuracy, [3] validation accuracy\n"
-                       "  the {label!r} line in {who} has y = {got}, but {name} is {want} (the line shows {other})")
+LIVE_FIGURE = N_("LivePlot keeps its figure, a matplotlib.figure.Figure, in self.figure\n  {who} is a {kind}")
+RETURNS_FIGURE = N_("plot_history returns the figure itself (`return fig`), a matplotlib.figure.Figure, not its axes "
+                    "or a (fig, ax) pair\n  {who} is a {kind}")
+LINES_ADDED = N_("each update must replace the lines, not add more: clear the figure (fig.clear()) or the axes before "
+                 "drawing again, or move the existing line with line.set_data(x, y)\n"
+                 "  the {panel} panel of {who} has {count} lines labelled {label!r}")
+DRAWN_ONCE = N_("each curve is drawn once\n  the {panel} panel of {who} has {count} lines labelled {label!r}")
+POINTS_SO_FAR = N_("each update redraws the whole history so far (the update for epoch e gets lists of e + 1 entries)"
+                   "\n  the {label!r} line in {who} has {points} points; the history has {epochs}")
+POINTS = N_("each curve has one point per epoch\n"
+            "  the {label!r} line in {who} has {points} points; the history has {epochs}")
+CURVE_VALUES = N_("each curve plots its list of the history, in epoch order: history[0] train loss, [1] validation "
+                  "loss, [2] train accuracy, [3] validation accuracy\n"
+                  "  the {label!r} line in {who} has y = {got}, but {name} is {want}")
+CURVE_SHOWS_ANOTHER = N_("each curve plots its list of the history, in epoch order: history[0] train loss, [1] "
+                         "validation loss, [2] train accuracy, [3] validation accuracy\n"
+                         "  the {label!r} line in {who} has y = {got}, but {name} is {want} (the line shows {other})")
 
 
 def panels(fig, who, live=False):
@@ -274,16 +280,16 @@ def panels(fig, who, live=False):
     assert isinstance(fig, Figure), say(LIVE_FIGURE if live else RETURNS_FIGURE, who=who, kind=type(fig).__name__)
     axes = fig.axes
     if live and len(axes) > 2:
-        pytest.fail("each update must replace the two panels, not add more: clear the figure first "
-                    "(fig.clear()), or keep the two axes and update their lines\n"
-                    f"  {who} has {len(axes)} axes", pytrace=False)
-    assert len(axes) == 2, (
+        pytest.fail(say("each update must replace the two panels, not add more: clear the figure first "
+                        "(fig.clear()), or keep the two axes and update their lines\n"
+                        "  {who} has {count} axes", who=who, count=len(axes)), pytrace=False)
+    assert len(axes) == 2, say(
         "the book draws two panels side by side: fig.add_subplot(1, 2, 1) for the loss and "
-        f"fig.add_subplot(1, 2, 2) for the accuracy\n  {who} has {len(axes)} axes")
+        "fig.add_subplot(1, 2, 2) for the accuracy\n  {who} has {count} axes", who=who, count=len(axes))
     left, right = sorted(axes, key=lambda ax: ax.get_position().x0)
-    assert left.get_position().x1 <= right.get_position().x0 + 1e-6, (
+    assert left.get_position().x1 <= right.get_position().x0 + 1e-6, say(
         "the two panels must be side by side, as the book has them: one row of two, fig.add_subplot(1, 2, 1) "
-        f"and fig.add_subplot(1, 2, 2)\n  the panels of {who} are one above the other, or they overlap")
+        "and fig.add_subplot(1, 2, 2)\n  the panels of {who} are one above the other, or they overlap", who=who)
     return left, right
 
 
@@ -297,17 +303,19 @@ def panel_lines(fig, who, live=False):
         for line in ax.get_lines():
             lines.setdefault(line.get_label(), []).append(line)
         strays = [label for label in PANELS[other] if label in lines]
-        assert not strays, (
+        assert not strays, say(
             "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
-            f"(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}")
+            "(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}", side=_(side), who=who,
+            strays=strays)
         for label in labels:
-            assert label in lines, (
+            assert label in lines, say(
                 "each curve is named as it is drawn, ax.plot(x, y, fmt, label=...), with the book's names "
                 "('Train loss', 'Validation loss', 'Train acc.', 'Validation acc.'), and ax.legend() shows them\n"
-                f"  the {side} ({panel}) panel of {who} has no line labelled {label!r}; its lines are labelled "
-                f"{sorted(lines)} ('_child...' means no label)")
-            assert len(lines[label]) == 1, say(LINES_ADDED if live else DRAWN_ONCE, panel=panel, who=who,
-                                               count=len(lines[label]), label=label)
+                "  the {side} ({panel}) panel of {who} has no line labelled {label!r}; its lines are labelled "
+                "{labels} ('_child...' means no label)", side=_(side), panel=_(PANEL_NAME[panel]), who=who,
+                label=label, labels=sorted(lines))
+            assert len(lines[label]) == 1, say(LINES_ADDED if live else DRAWN_ONCE, panel=_(PANEL_NAME[panel]),
+                                               who=who, count=len(lines[label]), label=label)
             found[label] = lines[label][0]
     return found
 
@@ -330,26 +338,27 @@ def assert_curves(fig, values, who, live=False):
     for label, line in panel_lines(fig, who, live).items():
         panel = "loss" if "loss" in label else "accuracy"
         for axis, data in (("x", line.get_xdata(orig=True)), ("y", line.get_ydata(orig=True))):
-            assert not holds_tensors(data), (
+            assert not holds_tensors(data), say(
                 "a plotted line holds tensors: matplotlib could read these CPU tensors, but not tensors on an "
                 "accelerator (the seed's crash) nor ones that require grad. Convert each entry to a Python float "
-                f"before plotting: .item() or float(t)\n  the {panel} panel's {label!r} line in {who} holds "
-                f"tensors as its {axis} values")
+                "before plotting: .item() or float(t)\n  the {panel} panel's {label!r} line in {who} holds "
+                "tensors as its {axis} values", panel=_(PANEL_NAME[panel]), label=label, who=who, axis=axis)
         x = np.asarray(line.get_xdata(orig=False), dtype=float).ravel()
         y = np.asarray(line.get_ydata(orig=False), dtype=float).ravel()
         assert len(x) == n and len(y) == n, say(POINTS_SO_FAR if live else POINTS, label=label, who=who,
                                                 points=len(y), epochs=epochs(n))
         if not np.array_equal(x, np.arange(1, n + 1)):
-            assert not np.array_equal(x, np.arange(n)), (
+            assert not np.array_equal(x, np.arange(n)), say(
                 "epochs are counted from 1 in the book's plot: x_arr = np.arange(len(hist[0])) + 1 (ax.plot(y) "
-                f"alone uses 0..N-1)\n  the {label!r} line in {who} starts at x = 0")
-            pytest.fail("the x values are the epochs 1..N: x_arr = np.arange(len(hist[0])) + 1\n"
-                        f"  the {label!r} line in {who} is drawn at x = {short(x.tolist())}", pytrace=False)
+                "alone uses 0..N-1)\n  the {label!r} line in {who} starts at x = 0", label=label, who=who)
+            pytest.fail(say("the x values are the epochs 1..N: x_arr = np.arange(len(hist[0])) + 1\n"
+                            "  the {label!r} line in {who} is drawn at x = {x}", label=label, who=who,
+                            x=short(x.tolist())), pytrace=False)
         expected = np.asarray(values[INDEX[label]], dtype=float)
         if not np.allclose(y, expected, rtol=1e-6, atol=1e-12):
-            shows = [LIST_NAME[i] for i, other in enumerate(values)
+            shows = [_(LIST_NAME[i]) for i, other in enumerate(values)
                      if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
-            values_ = dict(label=label, who=who, got=short(y.tolist()), name=LIST_NAME[INDEX[label]],
+            values_ = dict(label=label, who=who, got=short(y.tolist()), name=_(LIST_NAME[INDEX[label]]),
                            want=short(expected.tolist()))
             fail_if(say(CURVE_SHOWS_ANOTHER, other=shows[0], **values_) if shows else say(CURVE_VALUES, **values_))
 
@@ -378,9 +387,10 @@ def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles
         which = label.split()[0]
         linestyle, marker, fmt = STYLE[which]
         got = (line.get_linestyle(), line.get_marker())
-        assert got == (linestyle, marker), (
-            f"the {label!r} line is drawn with linestyle {got[0]!r} and marker {got[1]!r}; the book draws "
-            f"{which.lower()} curves with {fmt}: ax.plot(x, y, {linestyle + marker!r}, label={label!r})")
+        assert got == (linestyle, marker), say(
+            "the {label!r} line is drawn with linestyle {got_style!r} and marker {got_marker!r}; the book draws "
+            "{curves} with {fmt}: ax.plot(x, y, {style!r}, label={label!r})", label=label, got_style=got[0],
+            got_marker=got[1], curves=_(CURVES[which]), fmt=_(fmt), style=linestyle + marker)
 
 
 @pytest.mark.audit("axis_labels")
@@ -388,12 +398,13 @@ def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
     axes = panels(draw(plotting, make_history(VALUES)), "plot_history(history)")
     for ax, panel in zip(axes, PANELS):
         side = SIDE[panel]
-        assert ax.get_xlabel() == "Epoch", (
-            f"the {side} panel's x label is {ax.get_xlabel()!r}; both panels say 'Epoch': "
-            "ax.set_xlabel('Epoch') on each axes")
-        assert ax.get_ylabel() == Y_LABEL[panel], (
-            f"the {side} panel's y label is {ax.get_ylabel()!r}; the book's {side} panel shows the {panel}: "
-            f"ax.set_ylabel({Y_LABEL[panel]!r})")
+        assert ax.get_xlabel() == "Epoch", say(
+            "the {side} panel's x label is {label!r}; both panels say 'Epoch': ax.set_xlabel('Epoch') on each axes",
+            side=_(side), label=ax.get_xlabel())
+        assert ax.get_ylabel() == Y_LABEL[panel], say(
+            "the {side} panel's y label is {label!r}; the book's {side} panel shows the {panel}: "
+            "ax.set_ylabel({want!r})", side=_(side), label=ax.get_ylabel(), panel=_(PANEL_NAME[panel]),
+            want=Y_LABEL[panel])
 
 
 @pytest.mark.audit("legends")
@@ -401,21 +412,22 @@ def test_each_panel_has_a_legend_naming_its_lines(plotting):
     axes = panels(draw(plotting, make_history(VALUES)), "plot_history(history)")
     for ax, (panel, labels) in zip(axes, PANELS.items()):
         legend = ax.get_legend()
-        assert legend is not None, (
-            f"the {SIDE[panel]} ({panel}) panel has no legend: call ax.legend() on each axes after its "
+        assert legend is not None, say(
+            "the {side} ({panel}) panel has no legend: call ax.legend() on each axes after its "
             "curves are drawn (plt.legend() reaches only the current axes, fig.legend() makes one for "
-            "the whole figure)")
+            "the whole figure)", side=_(SIDE[panel]), panel=_(PANEL_NAME[panel]))
         texts = [t.get_text() for t in legend.get_texts()]
-        assert set(labels) <= set(texts), (
-            f"the {panel} panel's legend reads {texts}, expected {list(labels)}: label the curves as you "
-            "plot them (label='...') and call ax.legend() after plotting them")
+        assert set(labels) <= set(texts), say(
+            "the {panel} panel's legend reads {texts}, expected {labels}: label the curves as you "
+            "plot them (label='...') and call ax.legend() after plotting them", panel=_(PANEL_NAME[panel]),
+            texts=texts, labels=list(labels))
 
 
 ENTRY_KINDS = ["float", "numpy.float64", "numpy.float32", "tensor", "tensor.float64", "tensor with requires_grad",
                "tensor with grad_fn", SEED_KINDS, MIXED_KINDS]
-ENTRY_IDS = ["Python floats", "NumPy float64 scalars", "NumPy float32 scalars", "0-d tensors",
-             "0-d float64 tensors", "0-d tensors with requires_grad", "0-d tensors with a grad_fn",
-             "the seed's: loss floats, accuracy tensors", "a mix in each list"]
+ENTRY_IDS = [N_("Python floats"), N_("NumPy float64 scalars"), N_("NumPy float32 scalars"), N_("0-d tensors"),
+             N_("0-d float64 tensors"), N_("0-d tensors with requires_grad"), N_("0-d tensors with a grad_fn"),
+             N_("the seed's: loss floats, accuracy tensors"), N_("a mix in each list")]   # the checks' ids too
 
 
 @pytest.mark.parametrize("kinds", ENTRY_KINDS, ids=ENTRY_IDS)
@@ -423,7 +435,7 @@ ENTRY_IDS = ["Python floats", "NumPy float64 scalars", "NumPy float32 scalars", 
 def test_plot_history_accepts_each_kind_of_entry(plotting, kinds):
     history = make_history(VALUES, kinds, DEVICE)
     what = ENTRY_IDS[ENTRY_KINDS.index(kinds)]
-    assert_curves(draw(plotting, history), VALUES, f"plot_history(history) (a history of {what})")
+    assert_curves(draw(plotting, history), VALUES, say("plot_history(history) (a history of {what})", what=_(what)))
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["plain tuple", "named tuple"])
@@ -442,16 +454,17 @@ def test_plot_history_leaves_the_history_as_it_was(plotting):
     assert_unchanged(history, snap, "plot_history(history)")
 
 
-@pytest.mark.audit("render", observed="whether plot_history calls plt.show() or plt.pause()")
+@pytest.mark.audit("render", observed=N_("whether plot_history calls plt.show() or plt.pause()"))
 def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
     fig = draw(plotting, make_history(VALUES, SEED_KINDS, DEVICE))  # a blocking call raises in there
     buffer = io.BytesIO()
     try:
         fig.savefig(buffer, format="png")
     except Exception as exc:
-        pytest.fail("the figure from plot_history must render with the Agg backend: draw host values (floats) on a "
-                    f"plain Figure\n  rendering it failed with {type(exc).__name__}: {exc}", pytrace=False)
-    assert buffer.getvalue().startswith(PNG_MAGIC), "the figure from plot_history did not render to a PNG"
+        error = f"{type(exc).__name__}: {exc}"
+        pytest.fail(say("the figure from plot_history must render with the Agg backend: draw host values (floats) "
+                        "on a plain Figure\n  rendering it failed with {error}", error=error), pytrace=False)
+    assert buffer.getvalue().startswith(PNG_MAGIC), _("the figure from plot_history did not render to a PNG")
 
 
 # The seed's history first: a stub or a crash fails at once, without a search.
@@ -472,7 +485,7 @@ def test_plot_history_draws_any_history(plotting, drawn):
 def figure_of(live, who):
     __tracebackhide__ = True
     fig = getattr(live, "figure", None)
-    assert fig is not None, f"a LivePlot keeps its figure in self.figure\n  it has no .figure after {who}"
+    assert fig is not None, say("a LivePlot keeps its figure in self.figure\n  it has no .figure after {who}", who=who)
     return fig
 
 
@@ -498,6 +511,10 @@ def drive(plotting, full, each=None, args=(), kwargs=None):
     return live
 
 
+# What a check of a LivePlot reads: its figure after an update.
+FIGURE_AFTER = N_("LivePlot.figure after {who}")
+
+
 def prefix(values, n):
     return tuple(v[:n] for v in values)
 
@@ -505,7 +522,7 @@ def prefix(values, n):
 @pytest.mark.audit("live.curves")
 def test_live_plot_grows_one_point_per_epoch(plotting):
     def each(epoch, live, who):
-        assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1), f"LivePlot.figure after {who}", live=True)
+        assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1), say(FIGURE_AFTER, who=who), live=True)
 
     drive(plotting, make_history(VALUES), each=each)
 
@@ -514,7 +531,7 @@ def test_live_plot_grows_one_point_per_epoch(plotting):
 def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),
-                      f"LivePlot.figure after {who} (accuracy entries are tensors)", live=True)
+                      say("LivePlot.figure after {who} (accuracy entries are tensors)", who=who), live=True)
 
     drive(plotting, make_history(VALUES, SEED_KINDS, DEVICE, named=True), each=each)
 
@@ -529,21 +546,21 @@ def test_live_plot_keeps_one_figure(plotting):
         if epoch == 0:
             first.update(figure=fig, open=open_figures)
             return
-        assert fig is first["figure"], (
+        assert fig is first["figure"], say(
             "a LivePlot makes its figure once, in __init__, and redraws that one in update (with a screen, a new "
-            f"figure is a new window every epoch)\n  LivePlot.figure is a new Figure after {who}")
-        assert open_figures <= first["open"], (
+            "figure is a new window every epoch)\n  LivePlot.figure is a new Figure after {who}", who=who)
+        assert open_figures <= first["open"], say(
             "each plt.figure() / plt.subplots() stays open in pyplot (and in memory) until plt.close(): make the "
-            f"figure once and redraw it\n  {open_figures - first['open']} more pyplot figure(s) are open after "
-            f"{who} than after the first update")
-        panels(fig, f"LivePlot.figure after {who}", live=True)
+            "figure once and redraw it\n  {more} more pyplot figure(s) are open after {who} than after the first "
+            "update", more=open_figures - first["open"], who=who)
+        panels(fig, say(FIGURE_AFTER, who=who), live=True)
 
     drive(plotting, make_history(prefix(VALUES, 4)), each=each)
 
 
-SAVED_BEHIND = ("LivePlot.update saves the figure before drawing this epoch, so the PNG shows the curves one epoch "
-                "behind: draw both panels first, then save (self.figure.savefig(self.path))\n"
-                "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
+SAVED_BEHIND = N_("LivePlot.update saves the figure before drawing this epoch, so the PNG shows the curves one epoch "
+                  "behind: draw both panels first, then save (self.figure.savefig(self.path))\n"
+                  "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
 
 
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
@@ -566,27 +583,29 @@ def test_live_plot_saves_a_png_at_every_epoch(plotting, tmp_path, how, monkeypat
         if drawn_when_saved and drawn_when_saved[-1] < epoch + 1:
             pytest.fail(say(SAVED_BEHIND, who=who, points=drawn_when_saved[-1], epochs=epoch + 1), pytrace=False)
         drawn_when_saved.clear()
-        assert path.is_file(), (
+        assert path.is_file(), say(
             "LivePlot(path) saves its figure at path at every update: self.figure.savefig(self.path)\n"
-            f"  after {who} there is no file at {path} (files there: {sorted(os.listdir(path.parent))})")
+            "  after {who} there is no file at {path} (files there: {files})", who=who, path=path,
+            files=sorted(os.listdir(path.parent)))
         data = path.read_bytes()
-        assert data.startswith(PNG_MAGIC), (
+        assert data.startswith(PNG_MAGIC), say(
             "LivePlot(path) saves a PNG: fig.savefig(path) picks the format from the '.png' ending\n"
-            f"  the file saved at {path} after {who} starts with {data[:8]!r}")
+            "  the file saved at {path} after {who} starts with {start!r}", path=path, who=who, start=data[:8])
         try:
             with Image.open(io.BytesIO(data)) as image:
                 image.load()
                 size, (darkest, lightest) = image.size, image.convert("L").getextrema()
         except Exception as exc:
-            pytest.fail("the saved PNG must be readable: save it with fig.savefig(path), and let savefig close the "
-                        f"file\n  the PNG saved after {who} can't be read back ({type(exc).__name__}: {exc})",
-                        pytrace=False)
-        assert min(size) > 0 and darkest < lightest, (
+            error = f"{type(exc).__name__}: {exc}"
+            pytest.fail(say("the saved PNG must be readable: save it with fig.savefig(path), and let savefig close "
+                            "the file\n  the PNG saved after {who} can't be read back ({error})", who=who,
+                            error=error), pytrace=False)
+        assert min(size) > 0 and darkest < lightest, say(
             "save after drawing (draw both panels, then self.figure.savefig(self.path)), so the file shows the "
-            f"curves so far\n  the PNG saved after {who} is blank")
-        assert not saved or data != saved[-1], (
+            "curves so far\n  the PNG saved after {who} is blank", who=who)
+        assert not saved or data != saved[-1], say(
             "save after redrawing, at every update, so the file always shows the curves so far\n"
-            f"  the PNG at {path} did not change at {who}")
+            "  the PNG at {path} did not change at {who}", path=path, who=who)
         saved.append(data)
 
     drive(plotting, make_history(prefix(VALUES, 3), SEED_KINDS, DEVICE), args=args, kwargs=kwargs, each=each)
@@ -610,12 +629,12 @@ def test_live_plot_without_a_path_writes_no_file(plotting, tmp_path):
     finally:
         Figure.savefig = savefig
     written = sorted(os.listdir(folder))
-    assert not saves and not written, (
-        f"LivePlot() without a path saved its figure ({saves or written}): with path=None nothing is "
-        "written; save only `if self.path is not None`")
+    assert not saves and not written, say(
+        "LivePlot() without a path saved its figure ({saved}): with path=None nothing is "
+        "written; save only `if self.path is not None`", saved=saves or written)
 
 
-@pytest.mark.audit("live.refused", observed="whether LivePlot calls plt.show() or plt.pause()")
+@pytest.mark.audit("live.refused", observed=N_("whether LivePlot calls plt.show() or plt.pause()"))
 def test_live_plot_never_shows_or_pauses(plotting):
     drive(plotting, make_history(prefix(VALUES, 3), SEED_KINDS, DEVICE))  # a blocking call raises in there
 
@@ -629,7 +648,7 @@ def test_live_plot_follows_any_history(plotting, drawn):
     values, history = drawn
 
     def each(epoch, live, who):
-        assert_curves(figure_of(live, who), prefix(values, epoch + 1), f"LivePlot.figure after {who}", live=True)
+        assert_curves(figure_of(live, who), prefix(values, epoch + 1), say(FIGURE_AFTER, who=who), live=True)
 
     drive(plotting, history, each=each)
 
@@ -644,7 +663,7 @@ def test_live_plot_follows_any_history(plotting, drawn):
 def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
     history = make_history(VALUES, kinds, accelerator)
     assert_curves(draw(plotting, history), VALUES,
-                  f"plot_history(history) (a history holding tensors on {accelerator})")
+                  say("plot_history(history) (a history holding tensors on {accelerator})", accelerator=accelerator))
 
 
 @pytest.mark.cuda
@@ -652,6 +671,7 @@ def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
 def test_live_plot_draws_accelerator_tensors(plotting, accelerator):
     def each(epoch, live, who):
         assert_curves(figure_of(live, who), prefix(VALUES, epoch + 1),
-                      f"LivePlot.figure after {who} (accuracy entries are tensors on {accelerator})", live=True)
+                      say("LivePlot.figure after {who} (accuracy entries are tensors on {accelerator})", who=who,
+                          accelerator=accelerator), live=True)
 
     drive(plotting, make_history(VALUES, SEED_KINDS, accelerator, named=True), each=each)

@@ -37,23 +37,25 @@ from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
 from kata.checks.doubles import N_VALID, HalfModel, HostBatch, replay
 from kata.checks.doubles import tiny_setup as setup
 from kata.checks.history import HISTORY_NAMES
-from kata.checks.lessons import say
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
 from kata.harness.target import TargetError
+from kata.i18n import N_, _, say
 
-MOVE_ADVICE = ("Move every batch with `x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor) and the "
-               "model with model.to(device).")
-PLOT_ADVICE = ("Code in train that plots or converts to NumPy gets the raw sums: make each history entry a Python "
-               "float while training (.item()), and leave the drawing to plotting.py "
-               "(train(..., on_epoch=live.update)).")
-MODEL_NOT_MOVED_FIRST = ("given a device, {function} moves the model there first, in place: Module.to moves the "
-                         "caller's model object (its parameters), so model.to(device) is all it takes")
-MODEL_NOT_MOVED = MODEL_NOT_MOVED_FIRST + "\n  after {call}, the model, which was on {before}, is on {after}"
-BATCH_NOT_MOVED = ("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
-                   "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
-DEVICE_NONE = ("device=None means the model's own device (that of its first parameter, "
-               "next(model.parameters()).device): the batches go where the model is, and the model stays there")
+MOVE_ADVICE = N_("Move every batch with `x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor) and the "
+                 "model with model.to(device).")
+PLOT_ADVICE = N_("Code in train that plots or converts to NumPy gets the raw sums: make each history entry a Python "
+                 "float while training (.item()), and leave the drawing to plotting.py "
+                 "(train(..., on_epoch=live.update)).")
+MODEL_NOT_MOVED_FIRST = N_("given a device, {function} moves the model there first, in place: Module.to moves the "
+                           "caller's model object (its parameters), so model.to(device) is all it takes")
+MODEL_NOT_MOVED = N_("given a device, {function} moves the model there first, in place: Module.to moves the "
+                     "caller's model object (its parameters), so model.to(device) is all it takes\n"
+                     "  after {call}, the model, which was on {before}, is on {after}")
+BATCH_NOT_MOVED = N_("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
+                     "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
+DEVICE_NONE = N_("device=None means the model's own device (that of its first parameter, "
+                 "next(model.parameters()).device): the batches go where the model is, and the model stays there")
 
 
 def mixed_cause(function: str, device):
@@ -62,22 +64,29 @@ def mixed_cause(function: str, device):
 
     def cause(names: dict) -> str | None:
         if any(type(v) is HostBatch for v in names.values()):
-            return BATCH_NOT_MOVED
+            return _(BATCH_NOT_MOVED)
         models = [m for m in names.values() if isinstance(m, nn.Module) and next(m.parameters(), None) is not None]
         places = {next(m.parameters()).device.type for m in models}
         on_device = any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in names.values())
         if device is not None and "cpu" in places and on_device:
             return say(MODEL_NOT_MOVED_FIRST, function=function)
         if device is None and places - {"cpu"}:
-            return DEVICE_NONE
+            return _(DEVICE_NONE)
         return None
 
     return cause
 
 
-EVALUATE_MEASURES = ("evaluate must give the loss times batch size summed and divided by len(dl.dataset), and the "
-                     "share of (pred >= 0.5) == label, of the model as it was given (evaluate only measures)\n"
-                     "  evaluate gave {got}, the book's measures give {want}")
+EVALUATE_MEASURES = N_("evaluate must give the loss times batch size summed and divided by len(dl.dataset), and the "
+                       "share of (pred >= 0.5) == label, of the model as it was given (evaluate only measures)\n"
+                       "  evaluate gave {got}, the book's measures give {want}")
+
+# The names of evaluate's two results, in the lines that say which was wrong.
+EVALUATE_LOSS = N_("evaluate's loss")
+EVALUATE_ACCURACY = N_("evaluate's accuracy")
+# A batch that reached the model unmoved: the cause's lesson, then which batch.
+PHASE_BATCH_NOT_MOVED = N_("{cause}\n  a {phase} batch, with device={device}")
+PHASES = {"train": N_("train"), "valid": N_("valid")}
 
 
 def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
@@ -86,7 +95,7 @@ def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
     __tracebackhide__ = True
     device = kwargs.get("device")
     who = f"train(model, {epochs}, train_dl, valid_dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE, mixed_cause("train", device)):
+    with explained_learner_errors(training, who, _(MOVE_ADVICE), _(PLOT_ADVICE), mixed_cause("train", device)):
         if log is None:
             return training.train(model, epochs, train_dl, valid_dl, **kwargs)
         with log.watching(model):
@@ -97,7 +106,7 @@ def call_evaluate(training, model, dl, **kwargs):
     __tracebackhide__ = True
     device = kwargs.get("device")
     who = f"evaluate(model, dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, MOVE_ADVICE, PLOT_ADVICE, mixed_cause("evaluate", device)):
+    with explained_learner_errors(training, who, _(MOVE_ADVICE), _(PLOT_ADVICE), mixed_cause("evaluate", device)):
         return training.evaluate(model, dl, **kwargs)
 
 
@@ -121,7 +130,7 @@ def as_floats(history) -> list[list[float]]:
                 converted.append(float(v.detach()) if isinstance(v, torch.Tensor) else float(v))
             except (TypeError, ValueError, RuntimeError):
                 where = say(lessons.ENTRY_AT, name=name, index=i, value=describe(v))
-                pytest.fail(f"{lessons.ENTRY_LESSONS['other']}\n{where}", pytrace=False)
+                pytest.fail(_(lessons.ENTRY_LESSONS["other"]) + "\n" + where, pytrace=False)
         out.append(converted)
     return out
 
@@ -137,13 +146,15 @@ def check_history_shape(result, epochs):
 
 def check_history_lists(result, epochs):
     __tracebackhide__ = True
-    assert isinstance(result, (tuple, list)) and len(result) == 4, (
+    assert isinstance(result, (tuple, list)) and len(result) == 4, say(
         "train() must return the four histories (loss_hist_train, loss_hist_valid, accuracy_hist_train, "
-        f"accuracy_hist_valid)\n  it returned {describe(result)}")
+        "accuracy_hist_valid)\n  it returned {result}", result=describe(result))
     for name, h in zip(HISTORY_NAMES, result):
-        assert isinstance(h, list), f"each history is a list, one entry per epoch\n  {name} is {describe(h)}"
-        assert len(h) == epochs, (
-            f"each history has one entry per epoch\n  {name} has {len(h)} entries after {epochs} epochs")
+        assert isinstance(h, list), say("each history is a list, one entry per epoch\n  {name} is {value}",
+                                        name=name, value=describe(h))
+        assert len(h) == epochs, say(
+            "each history has one entry per epoch\n  {name} has {count} entries after {epochs} epochs", name=name,
+            count=len(h), epochs=epochs)
 
 
 def close(got, want) -> bool:
@@ -159,7 +170,7 @@ def measured_wrong(log, history, epochs, train_dl, valid_dl) -> str | None:
     """The message when an entry of ``history`` is not the per-sample mean of the batches the model
     saw in its epoch (the training loss: of the losses the loop backpropagated), or None."""
     if history[1] and not log.forwards("valid"):
-        return lessons.NO_VALIDATION
+        return _(lessons.NO_VALIDATION)
     problem = loss_function_problem(log)   # then no measure can be told from the model's probabilities
     if problem is not None:
         return problem
@@ -179,7 +190,7 @@ def measured_wrong(log, history, epochs, train_dl, valid_dl) -> str | None:
 
 @pytest.mark.audit("types")
 def test_histories_are_four_lists_of_python_floats(training):
-    model, train_dl, valid_dl, _ = setup()
+    model, train_dl, valid_dl, _log = setup()
     check_history_shape(call_train(training, model, 2, train_dl, valid_dl), 2)
 
 
@@ -187,19 +198,21 @@ def test_histories_are_four_lists_of_python_floats(training):
 @example(n_train=9, batch=4, epochs=1, seed=0)   # a last batch of one image
 @pytest.mark.audit("types", "ranges")
 def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train, batch, epochs, seed):
-    model, train_dl, valid_dl, _ = setup(n_train=n_train, n_valid=max(1, n_train // 2), batch=batch, seed=seed)
+    model, train_dl, valid_dl, _log = setup(n_train=n_train, n_valid=max(1, n_train // 2), batch=batch, seed=seed)
     history = run_train(training, model, epochs, train_dl, valid_dl)
     for name, h in zip(HISTORY_NAMES, history):
         for i, v in enumerate(h):
-            assert math.isfinite(v), f"a history entry is not a finite number\n  {name}[{i}] is {v}"
+            assert math.isfinite(v), say("a history entry is not a finite number\n  {name}[{index}] is {value}",
+                                         name=name, index=i, value=v)
             if name.startswith("accuracy"):
                 samples = n_train if name.endswith("train") else max(1, n_train // 2)
                 if not 0.0 <= v <= 1.0:
-                    fail_if(f"{lessons.ACCURACY_NOT_A_SHARE}\n"
-                            + say(lessons.ACCURACY_OUT_OF_RANGE, name=f"{name}[{i}]", got=v, samples=samples,
-                                  batch=batch))
+                    entry = f"{name}[{i}]"
+                    fail_if(_(lessons.ACCURACY_NOT_A_SHARE) + "\n"
+                            + say(lessons.ACCURACY_OUT_OF_RANGE, name=entry, got=v, samples=samples, batch=batch))
             else:
-                assert v >= 0.0, f"a binary cross-entropy is never negative\n  {name}[{i}] = {v}"
+                assert v >= 0.0, say("a binary cross-entropy is never negative\n  {name}[{index}] = {value}",
+                                     name=name, index=i, value=v)
 
 
 @pytest.mark.audit("first_epoch")
@@ -209,7 +222,7 @@ def test_loss_and_accuracy_are_means_over_samples(training):
     # right, the training itself differs, and the message is the training check's.
     model, train_dl, valid_dl, log = setup()
     got = run_train(training, model, 1, train_dl, valid_dl, log=log)
-    _, want = replay(epochs=1)
+    _want_model, want = replay(epochs=1)
     if close(got, want):
         return
     fail_if(measured_wrong(log, got, 1, train_dl, valid_dl) or training_problem(log)
@@ -230,53 +243,53 @@ def test_training_follows_the_books_algorithm_exactly(training):
             or say(lessons.HISTORIES_DIFFER, got=got, want=[list(h) for h in want]))
 
 
-@pytest.mark.audit("types", observed="which mode each forward pass ran in, and whether with gradients")
+@pytest.mark.audit("types", observed=N_("which mode each forward pass ran in, and whether with gradients"))
 def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(training):
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 2, train_dl, valid_dl)
-    phases = {phase for phase, *_ in log.calls}
+    phases = {phase for phase, *_rest in log.calls}
     if "valid" not in phases:
-        fail_if(lessons.NO_VALIDATION)
-    assert phases == {"train", "valid"}, (
+        fail_if(_(lessons.NO_VALIDATION))
+    assert phases == {"train", "valid"}, say(
         "train must run the model on every training batch and every validation batch\n"
-        f"  the model ran on the {sorted(map(str, phases))} batches only")
-    for phase, is_training, grad, _ in log.calls:
+        "  the model ran on the {phases} batches only", phases=sorted(map(str, phases)))
+    for phase, is_training, grad, _moved in log.calls:
         if phase == "train":
-            assert is_training, (
+            assert is_training, _(
                 "a training batch ran with the model in eval() mode: call model.train() at the start of every "
                 "epoch (validation put the model in eval mode, and it stays there until told otherwise)")
-            assert grad, "a training batch ran without gradients; backward() needs them"
+            assert grad, _("a training batch ran without gradients; backward() needs them")
         else:
-            assert not is_training, (
+            assert not is_training, _(
                 "a validation batch ran in train() mode: call model.eval() before validating, or Dropout "
                 "keeps dropping units and the score is noisy")
-            assert not grad, (
+            assert not grad, _(
                 "a validation batch ran with gradients enabled: wrap validation in `with torch.no_grad():` "
                 "(or torch.inference_mode()), so no autograd graph is built for nothing")
 
 
 @pytest.mark.parametrize("device", [None, "cpu"], ids=["device=None", "device=cpu"])
-@pytest.mark.audit("types", observed="whether each batch was moved before it reached the model")
+@pytest.mark.audit("types", observed=N_("whether each batch was moved before it reached the model"))
 def test_every_batch_is_moved_to_the_device(training, device):
     model, train_dl, valid_dl, log = setup()
     run_train(training, model, 1, train_dl, valid_dl, device=device and torch.device(device))
-    for phase, _, _, moved in log.calls:
+    for phase, _training, _grad, moved in log.calls:
         if not moved:
-            fail_if(f"{BATCH_NOT_MOVED}\n  a {phase} batch, with device={device}")
+            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=device))
 
 
 class Moved(Exception):
     """Raised by a spy on the model's .to: the move was asked for, and the check has seen enough."""
 
 
-@pytest.mark.audit("types", observed="whether train called model.to(device)")
+@pytest.mark.audit("types", observed=N_("whether train called model.to(device)"))
 def test_the_model_is_moved_to_the_given_device_in_place(training):
     # The model lives elsewhere than the device given: on PyTorch's meta device (shapes, no data), so
     # that a loop which moves it only where needed moves it too. The spy stops the run at the move
     # (a meta tensor has no values to copy): that it was asked for is all this check needs.
-    first, first_train, first_valid, _ = setup()
+    first, first_train, first_valid, _first_log = setup()
     run_train(training, first, 1, first_train, first_valid)   # histories of the contract's kind, as in every check
-    model, train_dl, valid_dl, _ = setup()
+    model, train_dl, valid_dl, _log = setup()
     model.to("meta")
     moves = []
 
@@ -295,9 +308,9 @@ def test_the_model_is_moved_to_the_given_device_in_place(training):
     except Exception:   # noqa: BLE001 - the run failed before any move: the check says so
         pass
     if not moves:
-        fail_if(say(MODEL_NOT_MOVED_FIRST, function="train") + "\n  train(..., device=torch.device('cpu')) never "
-                "moved a model that was on the meta device (PyTorch's device of shapes without data, standing for "
-                "a device that is not the CPU)")
+        fail_if(say(MODEL_NOT_MOVED_FIRST, function="train") + "\n" + _(
+            "  train(..., device=torch.device('cpu')) never moved a model that was on the meta device (PyTorch's "
+            "device of shapes without data, standing for a device that is not the CPU)"))
 
 
 @pytest.mark.audit("trained")
@@ -307,7 +320,7 @@ def test_the_callers_model_is_the_one_trained(training):
     run_train(training, model, 1, train_dl, valid_dl, log=log, device=torch.device("cpu"))
     changed = [k for k in before if not torch.equal(before[k], model.state_dict()[k])]
     if not changed:
-        fail_if(training_problem(log) or (
+        fail_if(training_problem(log) or _(
             "after train() the caller's model is unchanged: train the model object you were given (no "
             "copy.deepcopy, and `model.to(device)` moves it in place) and call optimizer.step()"))
 
@@ -317,72 +330,75 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
     model, train_dl, valid_dl, log = setup()
     history = run_train(training, model, 2, train_dl, valid_dl, log=log)
     problem = training_problem(log)
-    if problem == lessons.ANOTHER_MODEL:    # the validation scores of a copy
+    if problem in (lessons.ANOTHER_MODEL, _(lessons.ANOTHER_MODEL)):    # the validation scores of a copy
         fail_if(problem)
     if not log.forwards("valid"):
-        fail_if(lessons.NO_VALIDATION)
+        fail_if(_(lessons.NO_VALIDATION))
     model.eval()
     with torch.no_grad():
         want = book_epoch(model, valid_dl)
     log.events.clear()
     result = call_evaluate(training, model, valid_dl)
-    fail_if(value_problem(dict(zip(("evaluate's loss", "evaluate's accuracy"), result))))
+    fail_if(value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
     got_loss, got_acc = result
-    fail_if(means_problem(measures(log, "valid", N_VALID), "evaluate's loss", got_loss, "loss")
-            or means_problem(measures(log, "valid", N_VALID), "evaluate's accuracy", got_acc, "accuracy"))
+    fail_if(means_problem(measures(log, "valid", N_VALID), _(EVALUATE_LOSS), got_loss, "loss")
+            or means_problem(measures(log, "valid", N_VALID), _(EVALUATE_ACCURACY), got_acc, "accuracy"))
     if (got_loss, got_acc) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=(got_loss, got_acc), want=want))
-    assert (history[1][-1], history[3][-1]) == (pytest.approx(got_loss, rel=1e-5), pytest.approx(got_acc)), (
+    assert (history[1][-1], history[3][-1]) == (pytest.approx(got_loss, rel=1e-5), pytest.approx(got_acc)), say(
         "validate after the epoch's training, on valid_dl, with the model as it is then\n"
-        f"  the last epoch reports validation loss {history[1][-1]:.6f} and accuracy {history[3][-1]:.4f}, but "
-        f"evaluate(model, valid_dl) of the final model gives {got_loss:.6f} and {got_acc:.4f}")
+        "  the last epoch reports validation loss {loss:.6f} and accuracy {accuracy:.4f}, but "
+        "evaluate(model, valid_dl) of the final model gives {got_loss:.6f} and {got_acc:.4f}", loss=history[1][-1],
+        accuracy=history[3][-1], got_loss=got_loss, got_acc=got_acc)
 
 
 @pytest.mark.audit("on_epoch")
 def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
-    model, train_dl, valid_dl, _ = setup()
+    model, train_dl, valid_dl, _log = setup()
     calls = []
     history = run_train(training, model, 3, train_dl, valid_dl,
                         on_epoch=lambda epoch, h: calls.append((epoch, [list(x) for x in h])))
-    assert [epoch for epoch, _ in calls] == [0, 1, 2], (
+    assert [epoch for epoch, _seen in calls] == [0, 1, 2], say(
         "on_epoch is called once after each epoch, with the 0-based epoch number: 0, 1, 2 for three epochs\n"
-        f"  it was called with epochs {[e for e, _ in calls]}")
+        "  it was called with epochs {epochs}", epochs=[e for e, _seen in calls])
     for epoch, seen in calls:
-        assert [len(h) for h in seen] == [epoch + 1] * 4, (
+        assert [len(h) for h in seen] == [epoch + 1] * 4, say(
             "on_epoch gets the four lists so far, after the epoch's validation (epoch + 1 entries each)\n"
-            f"  at epoch {epoch}, on_epoch saw histories of lengths {[len(h) for h in seen]}")
-        assert as_floats(seen) == [h[:epoch + 1] for h in history], (
-            f"on_epoch must see the same values train returns\n  at epoch {epoch}, it saw {seen}")
+            "  at epoch {epoch}, on_epoch saw histories of lengths {lengths}", epoch=epoch,
+            lengths=[len(h) for h in seen])
+        assert as_floats(seen) == [h[:epoch + 1] for h in history], say(
+            "on_epoch must see the same values train returns\n  at epoch {epoch}, it saw {seen}", epoch=epoch,
+            seen=seen)
 
 
-@pytest.mark.audit("evaluate", observed="evaluate's mode, gradients and batch moves")
+@pytest.mark.audit("evaluate", observed=N_("evaluate's mode, gradients and batch moves"))
 def test_evaluate_returns_the_books_measures_as_floats_without_training(training):
-    model, _, valid_dl, log = setup()
+    model, _train_dl, valid_dl, log = setup()
     before = copy.deepcopy(model.state_dict())
     result = call_evaluate(training, model, valid_dl)
-    assert isinstance(result, tuple) and len(result) == 2, (
-        f"evaluate returns a tuple (loss, accuracy)\n  it returned {describe(result)}")
-    problem = value_problem(dict(zip(("evaluate's loss", "evaluate's accuracy"), result)))
+    assert isinstance(result, tuple) and len(result) == 2, say(
+        "evaluate returns a tuple (loss, accuracy)\n  it returned {result}", result=describe(result))
+    problem = value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))
     fail_if(problem)
     m = measures(log, "valid", N_VALID)
-    problem = (means_problem(m, "evaluate's loss", result[0], "loss")
-               or means_problem(m, "evaluate's accuracy", result[1], "accuracy"))
+    problem = (means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
+               or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
     fail_if(problem)
     model.eval()
     with torch.no_grad():
         want = book_epoch(model, valid_dl)
     if result != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=result, want=want))
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), (
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), _(
         "evaluate changed the weights: it only measures (no optimizer, no backward)")
-    assert log.calls, "evaluate must run the model on the batches of dl"
-    for _, training_, grad, moved in log.calls:
+    assert log.calls, _("evaluate must run the model on the batches of dl")
+    for _phase, training_, grad, moved in log.calls:
         if not moved:
-            fail_if(f"{BATCH_NOT_MOVED}\n  a batch of evaluate(model, dl)")
-        assert not training_, (
+            fail_if(_(BATCH_NOT_MOVED) + "\n" + _("  a batch of evaluate(model, dl)"))
+        assert not training_, _(
             "evaluate must run the model in eval() mode (model.eval()), or Dropout keeps dropping units and the "
             "score is noisy")
-        assert not grad, (
+        assert not grad, _(
             "evaluate must run the model without gradients (`with torch.no_grad():`, or torch.inference_mode()), "
             "so no autograd graph is built for nothing")
 
@@ -397,19 +413,19 @@ def test_a_probability_of_one_half_counts_as_a_smile(training):
     log.events.clear()
     result = [float(v) for v in call_evaluate(training, model, valid_dl)]
     ones = {"train": train_dl.y.float().mean().item(), "valid": valid_dl.y.float().mean().item()}
-    for who, got, phase in (("train's accuracy_hist_train[0]", history[2][0], "train"),
-                            ("train's accuracy_hist_valid[0]", history[3][0], "valid"),
+    for who, got, phase in ((N_("train's accuracy_hist_train[0]"), history[2][0], "train"),
+                            (N_("train's accuracy_hist_valid[0]"), history[3][0], "valid"),
                             ("evaluate(model, valid_dl)", result[1], "valid")):
         if got == pytest.approx(ones[phase]):
             continue
         if got == pytest.approx(1 - ones[phase]):    # every 0.5 taken for a 0
-            fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=who, got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
+            fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
         if who.startswith("train"):   # another cause: said as the other checks say it
             log.events[:] = train_log
             fail_if(measured_wrong(log, history, 1, train_dl, valid_dl))
         else:
-            fail_if(means_problem(measures(log, "valid", N_VALID), "evaluate's accuracy", got, "accuracy"))
-        fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=who, got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
+            fail_if(means_problem(measures(log, "valid", N_VALID), _(EVALUATE_ACCURACY), got, "accuracy"))
+        fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
 
 
 @pytest.mark.audit("types")
@@ -438,21 +454,21 @@ def train_on(training, accelerator, epochs=2, **kwargs):
 @pytest.mark.cuda
 @pytest.mark.audit("device.types")
 def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
-    _, history, _ = train_on(training, accelerator)
+    _model, history, _log = train_on(training, accelerator)
     check_history_shape(history, 2)
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.moved", observed="whether each batch was moved to the accelerator")
+@pytest.mark.audit("device.moved", observed=N_("whether each batch was moved to the accelerator"))
 def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, accelerator):
-    model, _, log = train_on(training, accelerator, epochs=1)
+    model, _history, log = train_on(training, accelerator, epochs=1)
     devices = {p.device.type for p in model.parameters()}
     if devices != {accelerator.type}:
-        fail_if(say(MODEL_NOT_MOVED, function="train", before="cpu", after=", ".join(sorted(devices)),
-                    call=f"train(model, ..., device={accelerator})"))
-    for phase, _, _, moved in log.calls:
+        call = f"train(model, ..., device={accelerator})"
+        fail_if(say(MODEL_NOT_MOVED, function="train", before="cpu", after=", ".join(sorted(devices)), call=call))
+    for phase, _training, _grad, moved in log.calls:
         if not moved:
-            fail_if(f"{BATCH_NOT_MOVED}\n  a {phase} batch, with device={accelerator}")
+            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=accelerator))
 
 
 @pytest.mark.cuda
@@ -473,12 +489,13 @@ def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerato
         fail_if(training_problem(cpu_log) or measured_wrong(cpu_log, on_cpu, 2, train_dl, valid_dl)
                 or say(lessons.TRAINING_DIFFERS, got=on_cpu, want=[list(h) for h in want]))
     for name, got_h, want_h in zip(HISTORY_NAMES, got, want):
-        assert got_h == pytest.approx(want_h, rel=1e-4, abs=1e-6), (
+        assert got_h == pytest.approx(want_h, rel=1e-4, abs=1e-6), say(
             "the same code gives other numbers on the accelerator than on the CPU: the device changes where the "
             "numbers are computed, not what they are, so something in the loop depends on the device\n"
-            f"  {name} on {accelerator} is {got_h}; on the CPU your train gives {on_cpu[HISTORY_NAMES.index(name)]}")
-    pytest.fail("the same code trains other weights on the accelerator than on the CPU: the device changes where "
-                "the numbers are computed, not what they are, so something in the loop depends on the device",
+            "  {name} on {accelerator} is {got}; on the CPU your train gives {on_cpu}", name=name,
+            accelerator=accelerator, got=got_h, on_cpu=on_cpu[HISTORY_NAMES.index(name)])
+    pytest.fail(_("the same code trains other weights on the accelerator than on the CPU: the device changes where "
+                  "the numbers are computed, not what they are, so something in the loop depends on the device"),
                 pytrace=False)
 
 
@@ -490,22 +507,23 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
     run_train(training, model, 1, train_dl, valid_dl)
     devices = {p.device.type for p in model.parameters()}
     if devices != {accelerator.type}:
-        fail_if(f"{DEVICE_NONE}\n  a model on {accelerator} ended up on {', '.join(sorted(devices))}")
+        fail_if(_(DEVICE_NONE) + "\n" + say("  a model on {accelerator} ended up on {devices}",
+                                             accelerator=accelerator, devices=", ".join(sorted(devices))))
 
 
 @pytest.mark.cuda
 @pytest.mark.audit("evaluate.accelerator")
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
-    model, _, valid_dl, log = setup()
+    model, _train_dl, valid_dl, log = setup()
     model.to(accelerator)
     result = call_evaluate(training, model, valid_dl, device=accelerator)
-    problem = value_problem({"evaluate's loss": result[0], "evaluate's accuracy": result[1]})
+    problem = value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})
     fail_if(problem)
     m = measures(log, "valid", N_VALID)
-    problem = means_problem(m, "evaluate's loss", result[0], "loss") or means_problem(
-        m, "evaluate's accuracy", result[1], "accuracy")
+    problem = means_problem(m, _(EVALUATE_LOSS), result[0], "loss") or means_problem(
+        m, _(EVALUATE_ACCURACY), result[1], "accuracy")
     fail_if(problem)
-    cpu_model, _, cpu_dl, _ = setup()
+    cpu_model, _cpu_train_dl, cpu_dl, _cpu_log = setup()
     cpu_model.eval()
     with torch.no_grad():
         want = book_epoch(cpu_model, cpu_dl)
@@ -515,9 +533,10 @@ def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     on_cpu = call_evaluate(training, cpu_model, cpu_dl)
     if tuple(on_cpu) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=tuple(on_cpu), want=want))
-    pytest.fail("the same evaluate gives other numbers on the accelerator than on the CPU: the device changes where "
-                "the numbers are computed, not what they are, so something in evaluate depends on the device\n"
-                f"  evaluate on {accelerator} gave {result}, on the CPU {tuple(on_cpu)}", pytrace=False)
+    pytest.fail(say("the same evaluate gives other numbers on the accelerator than on the CPU: the device changes "
+                    "where the numbers are computed, not what they are, so something in evaluate depends on the "
+                    "device\n  evaluate on {accelerator} gave {result}, on the CPU {on_cpu}", accelerator=accelerator,
+                    result=result, on_cpu=tuple(on_cpu)), pytrace=False)
 
 
 @pytest.mark.cuda
@@ -525,8 +544,8 @@ def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
 def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
     # A model that lives elsewhere than the device given (here the CPU, the device the accelerator):
     # evaluate moves it there first, in place, and measures it there as on the CPU.
-    model, _, valid_dl, _ = setup()
-    cpu_model, _, cpu_dl, _ = setup()
+    model, _train_dl, valid_dl, _log = setup()
+    cpu_model, _cpu_train_dl, cpu_dl, _cpu_log = setup()
     cpu_model.eval()
     with torch.no_grad():
         want = book_epoch(cpu_model, cpu_dl)
@@ -540,6 +559,6 @@ def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
         fail_if(say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu", after=", ".join(sorted(after))))
     if result is None:
         call_evaluate(training, model, valid_dl, device=accelerator)   # the error again, explained
-    fail_if(value_problem({"evaluate's loss": result[0], "evaluate's accuracy": result[1]}))
+    fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
     if tuple(result) != (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=tuple(result), want=want))

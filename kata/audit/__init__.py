@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from kata.audit._wire import diff, tensor_values, typed
+from kata.i18n import _, say
 
 __all__ = ["RECORD_SECONDS", "Context", "Draw", "Facet", "close", "diff", "facets", "judge", "marked", "project",
            "records", "run_records", "same", "tensor_values", "typed"]
@@ -108,7 +109,7 @@ def project(pick: Callable[[Any], Any], compare: Compare = same) -> Compare:
         try:
             picked = pick(mine)
         except (KeyError, IndexError, TypeError, ValueError):
-            return "the record does not hold what this facet reads"
+            return _("the record does not hold what this facet reads")
         return compare(picked, pick(ref))
     return compared
 
@@ -166,7 +167,7 @@ def _alarm(*_):
 
 def _error(exc: BaseException) -> str:
     if isinstance(exc, _Timeout):
-        return f"did not finish within {RECORD_SECONDS:g} s"
+        return say("did not finish within {seconds:g} s", seconds=RECORD_SECONDS)
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
@@ -181,14 +182,15 @@ def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tu
             with _timer(alarm, 2 * RECORD_SECONDS):
                 module = module()
         except (Exception, _Timeout, SystemExit) as exc:  # noqa: BLE001 - the submission's error is the record
-            why = f"its import did not finish within {2 * RECORD_SECONDS:g} s" if isinstance(exc, _Timeout) else \
+            why = say("its import did not finish within {seconds:g} s", seconds=2 * RECORD_SECONDS) \
+                if isinstance(exc, _Timeout) else \
                 (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             yield from ((name, {"error": why}) for name in names)
             return
     for name in names:
         record = _probes(exercise).records[name]
         if timeouts >= EXERCISE_TIMEOUTS:
-            yield name, {"error": f"not asked: {timeouts} records of this exercise ran out of time"}
+            yield name, {"error": say("not asked: {n} records of this exercise ran out of time", n=timeouts)}
             continue
         try:
             with _timer(alarm, RECORD_SECONDS):
@@ -222,16 +224,16 @@ def judge(exercise: str, mine: dict[str, dict], ref: dict[str, dict]) -> dict[st
         record = facet.record or name.split(".", 1)[1]
         r, m = ref.get(record), mine.get(record)
         if not isinstance(r, dict) or "data" not in r:
-            verdicts[name] = f"unavailable: the reference's record {record} failed here " \
-                             f"({(r or {}).get('error', 'not made')})"
+            verdicts[name] = "unavailable: " + say("the reference's record {record} failed here ({error})",
+                                                   record=record, error=(r or {}).get("error", _("not made")))
         elif not isinstance(m, dict) or ("data" not in m and "error" not in m):
-            verdicts[name] = "no record came back (the audit's run ended before it)"
+            verdicts[name] = _("no record came back (the audit's run ended before it)")
         elif "error" in m:
-            verdicts[name] = f"raised {m['error']}"
+            verdicts[name] = say("raised {error}", error=m["error"])
         else:
             try:
                 verdicts[name] = facet.compare(m["data"], r["data"])
             except Exception as exc:  # noqa: BLE001 - a malformed record disagrees; it never crashes the grader
-                verdicts[name] = f"the record could not be read ({type(exc).__name__}: {exc})"
+                verdicts[name] = say("the record could not be read ({kind}: {exc})", kind=type(exc).__name__, exc=exc)
                 traceback.clear_frames(exc.__traceback__)
     return verdicts

@@ -17,6 +17,8 @@ import math
 import sys
 from typing import Any
 
+from kata.i18n import _, say
+
 __all__ = ["MAPPINGS", "diff", "tensor_values", "typed"]
 
 # A mapping may come back as any dict: the contract welcomes keeping OrderedDict or defaultdict, and
@@ -102,7 +104,7 @@ def tensor_values(node: dict):
     if not isinstance(v, dict):
         return None
     if v.get("dtype") not in _DTYPES:
-        raise ValueError(f"not a tensor dtype the audit reads: {v.get('dtype')!r}")
+        raise ValueError(say("not a tensor dtype the audit reads: {dtype}", dtype=repr(v.get("dtype"))))
     dtype = {"bool": np.bool_}.get(v["dtype"], v["dtype"])
     data = np.frombuffer(base64.b64decode(v["b64"]), dtype=dtype)
     return data.reshape(node["shape"]) if data.size == math.prod(node["shape"]) else data
@@ -123,27 +125,32 @@ def _say(node: dict) -> str:
     """A described value, briefly, as the teacher reads it."""
     t = node.get("t")
     if t == "tensor":
-        return f"a {node['dtype']} tensor of shape {tuple(node['shape'])} on {node['device']}"
+        return say("a {dtype} tensor of shape {shape} on {device}", dtype=node["dtype"], shape=tuple(node["shape"]),
+                   device=node["device"])
     if t in ("float", "int", "bool", "str", "NoneType", "device"):
-        return repr(node.get("v")) if t != "device" else f"device {node['v']}"
+        return repr(node.get("v")) if t != "device" else say("device {device}", device=node["v"])
     if t == "numpy":
-        return f"a NumPy {node['dtype']} ({node['v']!r})"
+        return say("a NumPy {dtype} ({value})", dtype=node["dtype"], value=repr(node["v"]))
     if t in ("list", "tuple", "namedtuple"):
-        return f"a {node.get('name', t)} of {len(node['v'])}"
+        return say("a {kind} of {n}", kind=node.get("name", t), n=len(node["v"]))
     if t == "dict":
-        return f"a {node['kind']} of {len(node['v'])}"
+        return say("a {kind} of {n}", kind=node["kind"], n=len(node["v"]))
     if t == "error":
-        return f"an error ({node.get('v')})"
-    return f"a {node.get('class', t)}"
+        return say("an error ({error})", error=node.get("v"))
+    return say("a {kind}", kind=node.get("class", t))
+
+
+def _yours(where: str, mine: str, ref: str) -> str:
+    return say("{where}: yours is {mine}, the reference's {ref}", where=where, mine=mine, ref=ref)
 
 
 def _plain_diff(mine, ref, rel: float, abs_: float, path: str) -> str | None:
     """The records' own structure around described values: lists, string-keyed dicts, plain scalars."""
-    where = path or "the record"
+    where = path or _("the record")
     if isinstance(ref, list):
         if not isinstance(mine, list) or len(mine) != len(ref):
-            return f"{where}: yours holds {len(mine) if isinstance(mine, list) else 'no list'}, the reference's " \
-                   f"{len(ref)} items"
+            return say("{where}: yours holds {mine}, the reference's {ref} items", where=where, ref=len(ref),
+                       mine=len(mine) if isinstance(mine, list) else _("no list"))
         for i, (a, b) in enumerate(zip(mine, ref)):
             found = diff(a, b, rel, abs_, f"{path}[{i}]")
             if found:
@@ -151,36 +158,39 @@ def _plain_diff(mine, ref, rel: float, abs_: float, path: str) -> str | None:
         return None
     if isinstance(ref, dict):
         if not isinstance(mine, dict) or sorted(mine) != sorted(ref):
-            return f"{where}: yours does not hold the parts the reference's holds ({sorted(ref)})"
+            return say("{where}: yours does not hold the parts the reference's holds ({parts})", where=where,
+                       parts=sorted(ref))
         for key in ref:
             found = diff(mine[key], ref[key], rel, abs_, f"{path}.{key}" if path else key)
             if found:
                 return found
         return None
     if isinstance(ref, float) and isinstance(mine, (int, float)) and not isinstance(mine, bool):
-        return None if _close(mine, ref, rel, abs_) else f"{where}: yours is {mine!r}, the reference's {ref!r}"
+        return None if _close(mine, ref, rel, abs_) else _yours(where, repr(mine), repr(ref))
     if type(mine) is not type(ref) or mine != ref:
-        return f"{where}: yours is {mine!r}, the reference's {ref!r}"
+        return _yours(where, repr(mine), repr(ref))
     return None
 
 
 def diff(mine: dict, ref: dict, rel: float = 0.0, abs_: float = 0.0, path: str = "") -> str | None:
     """Where ``mine`` first differs from ``ref`` (None: they agree), floats within ``rel``/``abs_``."""
-    where = path or "the value"
+    where = path or _("the value")
     if not (isinstance(ref, dict) and ref.get("t") in _KINDS):
         return _plain_diff(mine, ref, rel, abs_, path)
     if not isinstance(mine, dict):
-        return f"{where}: yours is not a described value"
+        return say("{where}: yours is not a described value", where=where)
     tm, tr = mine.get("t"), ref.get("t")
     if tm != tr:
-        return f"{where}: yours is {_say(mine)}, the reference's {_say(ref)}"
+        return _yours(where, _say(mine), _say(ref))
     if tr in ("list", "tuple", "namedtuple"):
         if tr == "namedtuple" and (mine["name"], mine["fields"]) != (ref["name"], ref["fields"]):
-            return f"{where}: yours is a {mine['name']}{tuple(mine['fields'])}, the reference's a {ref['name']}"
+            return say("{where}: yours is a {mine}{fields}, the reference's a {ref}", where=where, mine=mine["name"],
+                       fields=tuple(mine["fields"]), ref=ref["name"])
         if tr != "namedtuple" and mine.get("exact", True) != ref.get("exact", True):
-            return f"{where}: yours is a subclass of {tr}, the reference's a plain {tr}"
+            return say("{where}: yours is a subclass of {kind}, the reference's a plain {kind}", where=where, kind=tr)
         if len(mine["v"]) != len(ref["v"]):
-            return f"{where}: yours holds {len(mine['v'])} items, the reference's {len(ref['v'])}"
+            return say("{where}: yours holds {mine} items, the reference's {ref}", where=where, mine=len(mine["v"]),
+                       ref=len(ref["v"]))
         for i, (a, b) in enumerate(zip(mine["v"], ref["v"])):
             found = diff(a, b, rel, abs_, f"{path}[{i}]")
             if found:
@@ -188,10 +198,11 @@ def diff(mine: dict, ref: dict, rel: float = 0.0, abs_: float = 0.0, path: str =
         return None
     if tr == "dict":
         if ref["kind"] not in MAPPINGS and mine["kind"] != ref["kind"]:
-            return f"{where}: yours is a {mine['kind']}, the reference's a {ref['kind']}"
+            return say("{where}: yours is a {mine}, the reference's a {ref}", where=where, mine=mine["kind"],
+                       ref=ref["kind"])
         if mine["k"] != ref["k"]:
-            return f"{where}: yours has the keys {[k.get('v') for k in mine['k']]}, the reference's " \
-                   f"{[k.get('v') for k in ref['k']]}"
+            return say("{where}: yours has the keys {mine}, the reference's {ref}", where=where,
+                       mine=[k.get("v") for k in mine["k"]], ref=[k.get("v") for k in ref["k"]])
         for k, a, b in zip(ref["k"], mine["v"], ref["v"]):
             found = diff(a, b, rel, abs_, f"{path}[{k.get('v')!r}]")
             if found:
@@ -200,28 +211,31 @@ def diff(mine: dict, ref: dict, rel: float = 0.0, abs_: float = 0.0, path: str =
     if tr == "tensor":
         for key in ("device", "dtype", "shape", "grad", "fn"):
             if mine.get(key) != ref.get(key):
-                return f"{where}: yours is {_say(mine)} (requires grad: {mine['grad']}), the reference's " \
-                       f"{_say(ref)} (requires grad: {ref['grad']})"
+                return say("{where}: yours is {mine} (requires grad: {mine_grad}), the reference's {ref} (requires "
+                           "grad: {ref_grad})", where=where, mine=_say(mine), mine_grad=mine["grad"], ref=_say(ref),
+                           ref_grad=ref["grad"])
         if "sha" in ref:
-            return None if mine.get("sha") == ref["sha"] else f"{where}: yours holds other values than the reference's"
+            return None if mine.get("sha") == ref["sha"] else \
+                say("{where}: yours holds other values than the reference's", where=where)
         a, b = tensor_values(mine), tensor_values(ref)
         if (a is None) != (b is None):
-            return f"{where}: the values of yours and the reference's could not both be read"
+            return say("{where}: the values of yours and the reference's could not both be read", where=where)
         if a is not None:
             import numpy as np
 
             same = (np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=rel, atol=abs_, equal_nan=True)
                     if a.dtype.kind == "f" and (rel or abs_) else np.array_equal(a, b, equal_nan=a.dtype.kind == "f"))
             if not same:
-                return f"{where}: yours holds {a.ravel()[:6].tolist()}..., the reference's {b.ravel()[:6].tolist()}..."
+                return say("{where}: yours holds {mine}..., the reference's {ref}...", where=where,
+                           mine=a.ravel()[:6].tolist(), ref=b.ravel()[:6].tolist())
         return None
     if tr == "float" or (tr == "numpy" and isinstance(ref.get("v"), (int, float, str))):
         if tr == "numpy" and mine.get("dtype") != ref.get("dtype"):
-            return f"{where}: yours is {_say(mine)}, the reference's {_say(ref)}"
+            return _yours(where, _say(mine), _say(ref))
         if not _close(mine["v"], ref["v"], rel, abs_):
-            return f"{where}: yours is {_say(mine)}, the reference's {_say(ref)}"
+            return _yours(where, _say(mine), _say(ref))
         return None
     for key in ("v", "class", "dtype", "shape", "kind"):
         if mine.get(key) != ref.get(key):
-            return f"{where}: yours is {_say(mine)}, the reference's {_say(ref)}"
+            return _yours(where, _say(mine), _say(ref))
     return None

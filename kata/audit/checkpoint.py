@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kata.audit import Facet, close, project, tensor_values, typed
 from kata.audit._draws import loader, tiny_model
+from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS", "History", "RunsCode"]
 
@@ -41,7 +42,7 @@ def _steps(model, optimizer, dl, epochs, device=None):
     import torch
 
     loss_fn = torch.nn.BCELoss()
-    for _ in range(epochs):
+    for _epoch in range(epochs):
         for x, y in dl:
             optimizer.zero_grad()
             loss_fn(model(x.to(device or "cpu"))[:, 0], y.to(device or "cpu").float()).backward()
@@ -295,16 +296,16 @@ def _file_part(key, compare=VALUES, pick=lambda r: r):
     def compared(mine, ref):
         mine, ref = pick(mine), pick(ref)
         if not mine.get("readable"):
-            return f"weights_only=True refuses the file (it holds {mine.get('refused')} objects)"
+            return say("weights_only=True refuses the file (it holds {kind} objects)", kind=mine.get("refused"))
         got = _found(mine["file"], ref["file"], key)
         want = _part(ref["file"], key)
         if key == "history":
             want = want["v"]
             if any(g is None for g, w in zip(got, want)):
-                return "a history's values are not in the file as a list"
+                return _("a history's values are not in the file as a list")
             return compare({"t": "list", "v": got}, {"t": "list", "v": want})
         if got is None:
-            return f"the file holds no {key.replace('_', ' ')}"
+            return say("the file holds no {part}", part=key.replace("_", " "))
         if key == "model_state_dict":   # in the reference's order of keys
             order = _keys(got)
             got = {**got, "k": want["k"], "v": [got["v"][order.index(k)] for k in _keys(want)]}
@@ -324,7 +325,8 @@ def _returned(node):
 
 def _at_least(mine, ref):
     got, want = mine["device_tags"], ref["device_tags"]
-    return None if got >= want else f"{got} of the file's tensors were saved from the device; the states hold {want}"
+    return None if got >= want else say("{got} of the file's tensors were saved from the device; the states hold "
+                                        "{want}", got=got, want=want)
 
 
 FACETS = {

@@ -14,6 +14,7 @@ import tempfile
 from pathlib import Path
 
 from kata.audit import Facet, close, project, tensor_values, typed
+from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
 
@@ -119,7 +120,7 @@ def _train_flips(mod, draw, ctx):
     torch.manual_seed(draw.seed())
     transform = mod.train_transform()
     found = []
-    for _ in range(FLIPS):
+    for _flip in range(FLIPS):
         out = transform(halves)
         middle = out.shape[-1] // 2
         found.append(float(out[..., :middle].mean() - out[..., middle:].mean()))   # > 0: bright on the left
@@ -297,36 +298,37 @@ def _pixels_close(mine, ref) -> bool:
 
 def _train_values(mine, ref):
     if len(mine["seeds"]) != len(ref["seeds"]):
-        return "yours holds another number of images"
+        return _("yours holds another number of images")
     for i, (got, want) in enumerate(zip(mine["seeds"], ref["seeds"])):
         if not (_pixels_close(got, want) or any(_pixels_close(got, c) for c in ref["candidates"])):
-            return f"under seed {i}, yours is neither the reference's tensor nor one of the book's crops and flips"
+            return say("under seed {i}, yours is neither the reference's tensor nor one of the book's crops and flips",
+                       i=i)
     return None
 
 
 def _random(mine, _ref):
     first = mine["seeds"][0]
     return None if any(not _pixels_close(first, other) for other in mine["seeds"][1:]) else \
-        "the same tensor under every seed: nothing random"
+        _("the same tensor under every seed: nothing random")
 
 
 def _flips(mine, _ref):
     flips = sum(v > 0 for v in mine)
-    return None if len(mine) == FLIPS and 70 <= flips <= 130 else f"flipped {flips} of {FLIPS}"
+    return None if len(mine) == FLIPS and 70 <= flips <= 130 else say("flipped {flips} of {n}", flips=flips, n=FLIPS)
 
 
 def _band(mine, _ref):
     values = tensor_values(mine)
     return None if values is not None and values.size and values.max() < 0.05 else \
-        "the rows a 178x178 centre crop removes show"
+        _("the rows a 178x178 centre crop removes show")
 
 
 def _deterministic(mine, _ref):
-    return None if all(_pixels_close(other, mine[0]) for other in mine[1:]) else "different tensors for one image"
+    return None if all(_pixels_close(other, mine[0]) for other in mine[1:]) else _("different tensors for one image")
 
 
 def _shuffles(mine, _ref):
-    return None if mine["orders"] > 1 else "four passes gave the training labels in the same order"
+    return None if mine["orders"] > 1 else _("four passes gave the training labels in the same order")
 
 
 def _kinds(found):

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from kata.audit import Facet, project, tensor_values, typed
+from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
 
@@ -122,24 +123,24 @@ def _last_layer(mine, ref):
     """The Linear layer: PyTorch's default initialisation (uniform in +-1/sqrt(in_features)), as the check has it."""
     (name, params), (ref_name, ref_params) = mine[-1], ref[-1]
     if name != ref_name or [p["shape"] for p in params] != [p["shape"] for p in ref_params]:
-        return f"the last weighted layer is a {name}, the reference's a {ref_name}"
+        return say("the last weighted layer is a {name}, the reference's a {ref}", name=name, ref=ref_name)
     weight, bias = (tensor_values(p) for p in params)
     bound = 1 / math.sqrt(params[0]["shape"][-1])
     if abs(weight).max() > bound or abs(bias).max() > bound or weight.std() <= 0.3 * bound:
-        return "the last layer's weights are not PyTorch's default initialisation"
+        return _("the last layer's weights are not PyTorch's default initialisation")
     return None
 
 
 def _same_model(mine, _ref):
-    return None if mine["before"] == mine["after"] else "writing into one model changed the other"
+    return None if mine["before"] == mine["after"] else _("writing into one model changed the other")
 
 
 def _dropout(mine, _ref):
     a, b, c, d = (tensor_values(n) for n in mine)
     if a is None or b is None or (a.shape == b.shape and (a == b).all()):
-        return "in train mode two forward passes gave the same output"
+        return _("in train mode two forward passes gave the same output")
     if c is None or d is None or c.shape != d.shape or not (c == d).all():
-        return "in eval mode the output changed between calls"
+        return _("in eval mode the output changed between calls")
     return None
 
 

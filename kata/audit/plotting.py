@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 from kata.audit import Facet, close, project, typed
+from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
 
@@ -320,18 +321,18 @@ CURVES = close(1e-6, 1e-12)
 
 
 def _live_first(mine, _ref):
-    return None if mine["first_at_end"] == mine["updates"][-1] else "a new figure at each update"
+    return None if mine["first_at_end"] == mine["updates"][-1] else _("a new figure at each update")
 
 
 def _live_saved(mine, ref):
     pngs = mine["pngs"]
     if len(pngs) != len(ref["pngs"]):
-        return f"{len(pngs)} updates, the reference's {len(ref['pngs'])}"
+        return say("{n} updates, the reference's {ref}", n=len(pngs), ref=len(ref["pngs"]))
     if any(p is None for p in pngs):
-        return "no readable PNG at the path after an update"
+        return _("no readable PNG at the path after an update")
     if any(min(p) == max(p) for p in pngs):
-        return "a saved PNG is blank"
-    return None if all(a != b for a, b in zip(pngs, pngs[1:])) else "the PNG did not change at an update"
+        return _("a saved PNG is blank")
+    return None if all(a != b for a, b in zip(pngs, pngs[1:])) else _("the PNG did not change at an update")
 
 
 FACETS = {

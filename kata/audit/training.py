@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from kata.audit import Facet, close, project, tensor_values, typed
 from kata.audit._draws import half_model, loader, tiny_model
+from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
 
@@ -125,14 +126,14 @@ def _ranges(mine, _ref):
 
     kinds = _entry_kinds(mine["result"])
     if kinds.get("t") != "four":
-        return "not four histories"
+        return _("not four histories")
     for i, h in enumerate(mine["result"]["v"]):
         for e in h.get("v", []):
             v = e.get("v")
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
-                return f"history {i} holds {v!r}"
+                return say("history {i} holds {value}", i=i, value=repr(v))
             if (i >= 2 and not 0 <= v <= 1) or v < 0:
-                return f"history {i} holds {v}, out of its range"
+                return say("history {i} holds {value}, out of its range", i=i, value=v)
     return None
 
 
@@ -168,20 +169,21 @@ def _devices(params):
 
 
 def _trained(mine, _ref):
-    return None if mine["before"] != mine["after"] else "the caller's model kept its initial weights"
+    return None if mine["before"] != mine["after"] else _("the caller's model kept its initial weights")
 
 
 def _on_epoch(mine, ref):
     lengths = [[c[0], [len(h["v"]) for h in c[1]["v"]]] for c in mine["calls"]]
     want = [[c[0], [len(h["v"]) for h in c[1]["v"]]] for c in ref["calls"]]
     if lengths != want:
-        return f"on_epoch was called with {lengths}, the reference's {want} (epoch, history lengths)"
+        return say("on_epoch was called with {lengths}, the reference's {want} (epoch, history lengths)",
+                   lengths=lengths, want=want)
     returned = _histories(mine["result"])
     for epoch, seen in mine["calls"]:
         upto = epoch["v"] + 1
         for h_seen, h_all in zip(seen["v"], returned):
             if h_seen["v"] != h_all["v"][:upto]:
-                return f"at epoch {epoch['v']} on_epoch saw other values than train returns"
+                return say("at epoch {epoch} on_epoch saw other values than train returns", epoch=epoch["v"])
     return None
 
 

@@ -22,8 +22,8 @@ import torch
 
 from kata.checks import lessons
 from kata.checks.history import HISTORY_NAMES, History
-from kata.checks.lessons import say
 from kata.checks.messages import describe
+from kata.i18n import _, say
 
 __all__ = ["EPOCH", "HISTORY", "Contents", "RunsCode", "contents", "describe_file", "device_tags", "epoch_problem",
            "file_problem", "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
@@ -87,8 +87,9 @@ def read(path):
     try:
         return torch.load(path, weights_only=True, map_location="cpu"), None
     except Exception as err:  # noqa: BLE001 - a refusal is said by what it refused; anything else, as it is
-        return None, unreadable_problem(err, path) or f"torch.load({Path(path).name}, weights_only=True) failed: " \
-                                                       f"{type(err).__name__}: {err}"
+        error = f"{type(err).__name__}: {err}"
+        return None, unreadable_problem(err, path) or say("torch.load({path}, weights_only=True) failed: {error}",
+                                                          path=Path(path).name, error=error)
 
 
 def device_tags(path) -> list[str]:
@@ -176,10 +177,10 @@ def contents(obj, model_keys, epoch, history) -> Contents:
 def describe_file(obj) -> str:
     """What a loaded checkpoint is, in a few words: "a dict with the keys ['epoch', 'model', ...]"."""
     if isinstance(obj, Mapping):
-        return f"a {type(obj).__name__} with the keys {list(obj)[:8]}"
+        return say("a {kind} with the keys {keys}", kind=type(obj).__name__, keys=list(obj)[:8])
     if isinstance(obj, (list, tuple)):
-        return f"a {type(obj).__name__} of {len(obj)} items"
-    return f"a {type(obj).__name__}"
+        return say("a {kind} of {count} items", kind=type(obj).__name__, count=len(obj))
+    return say("a {kind}", kind=type(obj).__name__)
 
 
 # --- what a file must hold: the contract's checkpoint ---------------------------------------------
@@ -208,8 +209,9 @@ def state_problem(found: Contents, obj, model) -> str | None:
 
 def _tensor(t) -> str:
     if not isinstance(t, torch.Tensor):
-        return f"a {type(t).__name__}"
-    return f"a tensor of shape {tuple(t.shape)} starting {t.detach().cpu().reshape(-1)[:3].tolist()}"
+        return say("a {kind}", kind=type(t).__name__)
+    return say("a tensor of shape {shape} starting {values}", shape=tuple(t.shape),
+               values=t.detach().cpu().reshape(-1)[:3].tolist())
 
 
 def optimizer_problem(found: Contents, obj, optimizer) -> str | None:
@@ -223,31 +225,34 @@ def optimizer_difference(got: Mapping, want: dict, template: str, **values) -> s
     states = got.get("state") if isinstance(got, Mapping) else None
     if not isinstance(states, Mapping) or sorted(states) != sorted(want["state"]):
         shown = sorted(states) if isinstance(states, Mapping) else type(states).__name__
-        return say(template, what=f"its 'state' is for the parameters {shown}; the optimizer had state for "
-                                  f"{sorted(want['state'])}", **values)
+        return say(template, what=say("its 'state' is for the parameters {got}; the optimizer had state for {want}",
+                                      got=shown, want=sorted(want["state"])), **values)
     for index, entries in want["state"].items():
         for name, value in entries.items():
             mine = states[index].get(name) if isinstance(states[index], Mapping) else None
             same = (torch.equal(mine.detach().cpu(), value) if isinstance(mine, torch.Tensor) and isinstance(
                 value, torch.Tensor) and mine.shape == value.shape else mine == value)
             if not same:
-                return say(template, what=f"'state'[{index}][{name!r}] is {_tensor(mine)}; the optimizer's is "
-                                          f"{_tensor(value)}", **values)
+                return say(template, what=say("'state'[{index}][{name}] is {got}; the optimizer's is {want}",
+                                              index=index, name=repr(name), got=_tensor(mine), want=_tensor(value)),
+                           **values)
     groups = got.get("param_groups")
     lr = [g.get("lr") for g in groups] if isinstance(groups, list) and all(isinstance(g, Mapping) for g in groups) \
         else None
     want_lr = [g["lr"] for g in want["param_groups"]]
     if lr != want_lr:
-        return say(template, what=f"the learning rates are {lr}; the optimizer's {want_lr}", **values)
+        return say(template, what=say("the learning rates are {got}; the optimizer's {want}", got=lr, want=want_lr),
+                   **values)
     return None
 
 
 def _kind(entry) -> str:
     if isinstance(entry, torch.Tensor):
-        return "tensors that require grad" if entry.requires_grad else f"tensors ({entry.device.type})"
+        return _("tensors that require grad") if entry.requires_grad else say("tensors ({device})",
+                                                                              device=entry.device.type)
     if type(entry).__module__ == "numpy":
-        return "NumPy scalars"
-    return f"{type(entry).__name__}s"
+        return _("NumPy scalars")
+    return say("{kind}s", kind=type(entry).__name__)
 
 
 def history_problem(found: Contents, obj, history) -> str | None:
@@ -269,7 +274,8 @@ def history_problem(found: Contents, obj, history) -> str | None:
                            want=repr(number(value)))
         if not isinstance(node, list):
             return say(lessons.CKPT_NO_HISTORY, name=name, values=[number(v) for v in given],
-                       found=f"{describe_file(obj)}, and the values in a {type(node).__name__}, not a list")
+                       found=say("{found}, and the values in a {kind}, not a list", found=describe_file(obj),
+                                 kind=type(node).__name__))
     return None
 
 

@@ -22,6 +22,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from kata.i18n import say
+
 __all__ = ["TIMEOUT", "NotRun", "main", "open_elsewhere"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
@@ -50,12 +52,13 @@ def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
             done = subprocess.run([sys.executable, "-m", "kata.checks.elsewhere", str(job_file)], env=env,
                                   capture_output=True, text=True, timeout=timeout, cwd=os.getcwd())
         except subprocess.TimeoutExpired:
-            raise NotRun(f"the fresh process did not finish within {timeout:g} s") from None
+            raise NotRun(say("the fresh process did not finish within {timeout:g} s", timeout=timeout)) from None
         except OSError as err:
-            raise NotRun(f"a fresh Python process could not start here ({err})") from None
+            raise NotRun(say("a fresh Python process could not start here ({error})", error=err)) from None
         if done.returncode != 0 or not result_file.is_file():
             tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise NotRun(f"the fresh process ended with exit status {done.returncode}: " + " / ".join(tail))
+            raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status=done.returncode,
+                             tail=" / ".join(tail)))
         return torch.load(result_file, weights_only=True, map_location="cpu")
 
 

@@ -24,7 +24,7 @@ from torch import nn
 
 from kata.checks import lessons
 from kata.checks.doubles import Event, Log
-from kata.checks.lessons import say
+from kata.i18n import _, say
 
 __all__ = ["BOOK_LR", "Measures", "graph_kept", "locals_at_return", "loss_function_problem", "means_problem",
            "measures", "training_problem"]
@@ -93,14 +93,14 @@ def loss_function_problem(log: Log) -> str | None:
             want = _loss(last)
             got = loss.item() if loss.numel() == 1 else None
             if got is None or want is None or not _close(got, want):
-                for kind, (line, _) in _OTHER_LOSSES.items():
+                for kind, (line, _fn) in _OTHER_LOSSES.items():
                     other = _loss(last, kind)
                     if got is not None and want is not None and other is not None and _close(got, other):
-                        shown = say(line, name="the loss of a training batch", got=got, want=want)
-                        return f"{lessons.LOSS_FUNCTION}\n{shown}"
-                shown = f"{got:.6f}" if got is not None else f"a tensor of shape {tuple(loss.shape)}"
-                return f"{lessons.LOSS_FUNCTION}\n" + say(lessons.LOSS_FUNCTION_BATCH, got=shown,
-                                                          want=f"{want:.6f}" if want is not None else "no number")
+                        shown = say(line, name=_("the loss of a training batch"), got=got, want=want)
+                        return f"{_(lessons.LOSS_FUNCTION)}\n{shown}"
+                shown = f"{got:.6f}" if got is not None else say("a tensor of shape {shape}", shape=tuple(loss.shape))
+                book = f"{want:.6f}" if want is not None else _("no number")
+                return f"{_(lessons.LOSS_FUNCTION)}\n" + say(lessons.LOSS_FUNCTION_BATCH, got=shown, want=book)
             last = None
     return None
 
@@ -112,11 +112,11 @@ def training_problem(log: Log) -> str | None:
     backwards = [e for e in log.events if e.kind == "backward"]
     zeros = [e for e in log.events if e.kind == "zero_grad"]
     if not batches:
-        return lessons.NO_TRAINING_BATCH
+        return _(lessons.NO_TRAINING_BATCH)
     if not steps:
         return say(lessons.NO_STEP, batches=len(batches))
     if not all(e.own for e in steps):
-        return lessons.ANOTHER_MODEL
+        return _(lessons.ANOTHER_MODEL)
     if any(e.optimizer != "Adam" for e in steps):
         return say(lessons.OPTIMIZER_CLASS, found=next(e.optimizer for e in steps if e.optimizer != "Adam"))
     if any(e.lr is not None and not math.isclose(e.lr, BOOK_LR) for e in steps):
@@ -154,9 +154,9 @@ def _order_problem(events: list[Event]) -> str | None:
             pending = []
         elif event.kind == "step":
             if not [b for b in pending if b not in applied]:
-                return lessons.ZEROED_BEFORE_STEP if backward_since_forward else lessons.STEP_BEFORE_BACKWARD
+                return _(lessons.ZEROED_BEFORE_STEP if backward_since_forward else lessons.STEP_BEFORE_BACKWARD)
             if len(pending) > 1:
-                return lessons.GRADIENTS_PILE_UP
+                return _(lessons.GRADIENTS_PILE_UP)
             applied.update(pending)
     return None
 
@@ -195,7 +195,7 @@ class Measures:
             lessons.SUMS_CARRIED_OVER: sum(weighted[:end]) / samples}
         self.other_losses = {} if use_backward else {
             line: sum(_loss(e, kind) * len(e.labels) for e in batches[this]) / samples
-            for kind, (line, _) in _OTHER_LOSSES.items()}
+            for kind, (line, _fn) in _OTHER_LOSSES.items()}
         self.correct = sum(counts[this])
         self.accuracy = self.correct / samples
         ones = sum(int(e.labels.sum()) for e in batches[this])
@@ -224,16 +224,16 @@ def means_problem(m: Measures, name: str, got: float, what: str) -> str | None:
             return None
         for line, value in m.loss_wrong.items():
             if _close(got, value) and not _close(value, m.loss):
-                return f"{lessons.LOSS_NOT_A_MEAN_OVER_SAMPLES}\n{say(line, want=m.loss, **values)}"
+                return f"{_(lessons.LOSS_NOT_A_MEAN_OVER_SAMPLES)}\n{say(line, want=m.loss, **values)}"
         for line, value in m.other_losses.items():
             if _close(got, value):
-                return f"{lessons.LOSS_FUNCTION}\n{say(line, want=m.loss, **values)}"
+                return f"{_(lessons.LOSS_FUNCTION)}\n{say(line, want=m.loss, **values)}"
         return say(lessons.LOSS_UNEXPLAINED, want=m.loss, **values)
     if _close(got, m.accuracy):
         return None
     for line, value in m.accuracy_wrong.items():
         if _close(got, value) and not _close(value, m.accuracy):
-            return f"{lessons.ACCURACY_NOT_A_SHARE}\n{say(line, want=m.accuracy, **values)}"
+            return f"{_(lessons.ACCURACY_NOT_A_SHARE)}\n{say(line, want=m.accuracy, **values)}"
     return say(lessons.ACCURACY_UNEXPLAINED, want=m.accuracy, **values)
 
 

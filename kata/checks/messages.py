@@ -18,6 +18,7 @@ import torch
 
 from kata.checks import lessons
 from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
+from kata.i18n import N_, _, say
 
 __all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
            "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "tensors_by_device",
@@ -28,27 +29,38 @@ def describe(value) -> str:
     """A value as a message should name it: 'a torch.Tensor on cuda:0 ...', 'a NumPy float64 ...'.
 
     Never an internal class name: a tensor of any subclass (the simulated
-    accelerator's included) is 'a torch.Tensor on DEVICE'."""
+    accelerator's included) is 'a torch.Tensor on DEVICE'. One whole template
+    per case, so each translates as it stands."""
     if isinstance(value, torch.Tensor):
-        grad = " with requires_grad=True" if value.requires_grad else ""
-        dims = f"{value.dim()}-d " if value.dim() == 0 else ""
+        device, shape, grad = str(value.device), tuple(value.shape), value.requires_grad
         if value.numel() == 1:
-            shape = "" if value.dim() == 0 else f" of shape {tuple(value.shape)}"
-            return f"a {dims}torch.Tensor{shape} on {value.device}{grad} ({value.detach().cpu().item():.6g})"
-        return f"a {dims}torch.Tensor on {value.device}{grad} (shape {tuple(value.shape)})"
+            number = value.detach().cpu().item()
+            if value.dim() == 0:
+                template = (N_("a 0-d torch.Tensor on {device} with requires_grad=True ({value:.6g})") if grad
+                            else N_("a 0-d torch.Tensor on {device} ({value:.6g})"))
+            else:
+                template = (N_("a torch.Tensor of shape {shape} on {device} with requires_grad=True ({value:.6g})")
+                            if grad else N_("a torch.Tensor of shape {shape} on {device} ({value:.6g})"))
+            return say(template, device=device, shape=shape, value=number)
+        template = (N_("a torch.Tensor on {device} with requires_grad=True (shape {shape})") if grad
+                    else N_("a torch.Tensor on {device} (shape {shape})"))
+        return say(template, device=device, shape=shape)
     if isinstance(value, np.generic):
-        return f"a NumPy {type(value).__name__} ({value!r})"
+        return say("a NumPy {kind} ({value})", kind=type(value).__name__, value=repr(value))
     if isinstance(value, np.ndarray):
-        return f"a NumPy array of shape {value.shape} and dtype {value.dtype}"
+        return say("a NumPy array of shape {shape} and dtype {dtype}", shape=value.shape, dtype=value.dtype)
+    kind = type(value).__name__
     if isinstance(value, (tuple, list)) and any(isinstance(v, torch.Tensor) for v in value):
-        inner = ", ".join(describe(v) if isinstance(v, torch.Tensor) else repr(v) for v in value[:4])
-        return f"{_a(type(value).__name__)} of {len(value)} ({inner}{', ...' if len(value) > 4 else ''})"
-    return f"{_a(type(value).__name__)} ({value!r})"
+        items = ", ".join(describe(v) if isinstance(v, torch.Tensor) else repr(v) for v in value[:4])
+        items += ", ..." if len(value) > 4 else ""
+        template = N_("an {kind} of {count} ({items})") if _an(kind) else N_("a {kind} of {count} ({items})")
+        return say(template, kind=kind, count=len(value), items=items)
+    return say(N_("an {kind} ({value})") if _an(kind) else N_("a {kind} ({value})"), kind=kind, value=repr(value))
 
 
-def _a(name: str) -> str:
-    """'an int', 'an OrderedDict', 'a list'."""
-    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+def _an(name: str) -> bool:
+    """'an int', 'an OrderedDict', but 'a list': the English article's choice."""
+    return name[:1].lower() in "aeiou"
 
 
 # --- what a history may hold --------------------------------------------------
@@ -79,10 +91,10 @@ def history_entry_problem(history, names) -> str | None:
             kind = entry_kind(v)
             if kind is not None:
                 others = sorted({f"{n}" for n, h in zip(names, history) for x in h if entry_kind(x) == kind})
-                where = (lessons.say(lessons.ENTRY_AT_ALSO, name=name, index=i, value=describe(v),
+                where = (say(lessons.ENTRY_AT_ALSO, name=name, index=i, value=describe(v),
                                      lists=", ".join(others)) if len(others) > 1
-                         else lessons.say(lessons.ENTRY_AT, name=name, index=i, value=describe(v)))
-                return f"{ENTRY_LESSONS[kind]}\n{where}"
+                         else say(lessons.ENTRY_AT, name=name, index=i, value=describe(v)))
+                return f"{_(ENTRY_LESSONS[kind])}\n{where}"
     return None
 
 
@@ -91,7 +103,7 @@ def value_problem(values: dict) -> str | None:
     for name, v in values.items():
         kind = entry_kind(v)
         if kind is not None:
-            return f"{ENTRY_LESSONS[kind]}\n{lessons.say(lessons.VALUE_IS, name=name, value=describe(v))}"
+            return f"{_(ENTRY_LESSONS[kind])}\n{say(lessons.VALUE_IS, name=name, value=describe(v))}"
     return None
 
 
@@ -116,7 +128,7 @@ def where_in(exc: BaseException, folder) -> str:
     from kata.harness.tracebacks import place_in
 
     place = place_in(exc, folder) if folder is not None else None
-    return f"at {place.where}: {place.source}" if place else ""
+    return say("at {where}: {source}", where=place.where, source=place.source) if place else ""
 
 
 def _fail(message: str):
@@ -150,11 +162,11 @@ def loss_misuse(exc: BaseException) -> str | None:
     None for any other error."""
     text = str(exc)
     if isinstance(exc, RuntimeError) and any(words in text for words in _INTEGER_LABELS):
-        return lessons.LOSS_GOT_INTEGER_LABELS
+        return _(lessons.LOSS_GOT_INTEGER_LABELS)
     if isinstance(exc, ValueError) and _OTHER_SHAPES.search(text):
-        return lessons.LOSS_GOT_OTHER_SHAPES
+        return _(lessons.LOSS_GOT_OTHER_SHAPES)
     if isinstance(exc, RuntimeError) and "does not require grad and does not have a grad_fn" in text:
-        return lessons.BACKWARD_WITHOUT_GRAPH
+        return _(lessons.BACKWARD_WITHOUT_GRAPH)
     return None
 
 
@@ -187,7 +199,8 @@ def tensors_by_device(names: dict) -> str:
                 where.setdefault(str(first.device), []).append(name)
     if len(where) < 2:
         return ""
-    return "; ".join(f"{', '.join(names)} on {device}" for device, names in sorted(where.items()))
+    return "; ".join(say("{names} on {device}", names=", ".join(names), device=device)
+                     for device, names in sorted(where.items()))
 
 
 @contextlib.contextmanager
@@ -208,20 +221,21 @@ def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: 
         yield
     except (TypeError, RuntimeError, ValueError) as exc:
         folder = target_of(handle).path
-        where = where_in(exc, folder) or lessons.WHERE_IN_A_LIBRARY
-        details = lessons.say(lessons.PYTORCH_ERROR_AT, who=what, where=where, error=f"{type(exc).__name__}: {exc}")
+        where = where_in(exc, folder) or _(lessons.WHERE_IN_A_LIBRARY)
+        error = f"{type(exc).__name__}: {exc}"      # PyTorch's own words, as it wrote them
+        details = say(lessons.PYTORCH_ERROR_AT, who=what, where=where, error=error)
         refusal = numpy_refusal(exc)
         misuse = loss_misuse(exc)
         if _mismatch(exc):
             names = learner_locals(exc, folder) if where_in(exc, folder) else {}
             placed = tensors_by_device(names)
-            frame = f"\n{lessons.say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
-            first = (mixed(names) if mixed is not None else None) or lessons.say(lessons.MIXED_DEVICES, advice=advice)
+            frame = f"\n{say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
+            first = (mixed(names) if mixed is not None else None) or say(lessons.MIXED_DEVICES, advice=advice)
             message = f"{first}{frame}\n{details}"
         elif misuse is not None:
             message = f"{misuse}\n{details}"
         elif refusal is not None:
-            message = f"{lessons.NUMPY_LESSONS[refusal]}{' ' + numpy_advice if numpy_advice else ''}\n{details}"
+            message = f"{_(lessons.NUMPY_LESSONS[refusal])}{' ' + numpy_advice if numpy_advice else ''}\n{details}"
         else:
             raise
     if message is not None:

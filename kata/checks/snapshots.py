@@ -14,6 +14,8 @@ from typing import Any
 
 import torch
 
+from kata.i18n import N_, say
+
 __all__ = ["Change", "Snapshot", "change", "snapshot"]
 
 
@@ -37,11 +39,11 @@ class Change:
     after: Any
 
     def __str__(self) -> str:
-        what = {"replaced": "now holds another object", "resized": "has other items",
-                "requires_grad": f"had requires_grad={self.before} and now has {self.after}",
-                "device": f"moved from {self.before} to {self.after} in place",
-                "values": "had its values changed in place"}[self.kind]
-        return f"{self.path} {what}"
+        template = {"replaced": N_("{path} now holds another object"), "resized": N_("{path} has other items"),
+                    "requires_grad": N_("{path} had requires_grad={before} and now has {after}"),
+                    "device": N_("{path} moved from {before} to {after} in place"),
+                    "values": N_("{path} had its values changed in place")}[self.kind]
+        return say(template, path=self.path, before=self.before, after=self.after)
 
 
 def _items(obj):

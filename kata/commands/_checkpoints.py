@@ -60,8 +60,8 @@ def earlier_run(checkpoint: Path) -> dict:
 class Checkpoints:
     """The checkpoints of one ``kata train`` run, with the target's ``checkpoint`` module."""
 
-    def __init__(self, target: Target, out: Path, device, resume: Path | None = None, say=print):
-        self.target, self.path, self.device, self.resume, self.say = target, out / CHECKPOINT, device, resume, say
+    def __init__(self, target: Target, out: Path, device, resume: Path | None = None, tell=print):
+        self.target, self.path, self.device, self.resume, self.tell = target, out / CHECKPOINT, device, resume, tell
         self.module = target.module("checkpoint")
         self.optimizer = None
         self.saving = True
@@ -121,4 +121,4 @@ class Checkpoints:
             if reason is None:
                 raise
             self.saving = False
-            self.say(say(lessons.TRAIN_NO_CHECKPOINT, reason=reason))
+            self.tell(say(lessons.TRAIN_NO_CHECKPOINT, reason=reason))

@@ -14,8 +14,10 @@ from pathlib import Path
 from kata.checks import lessons
 from kata.checks.history import HISTORY_NAMES
 from kata.checks.lessons import say
+from kata.commands._args import plot_language
 from kata.harness.target import Target
 from kata.harness.tracebacks import display
+from kata.i18n import N_, _
 
 __all__ = ["KINDS", "HistoryWatch", "SeedsCrash", "book_plot", "plain"]
 
@@ -59,19 +61,23 @@ def _describe(value) -> str:
 def book_plot(history):
     """The book's learning curves, drawn from the raw history exactly as the seed's notebook did
     (no conversion: a device tensor makes NumPy raise, as it did for the seed)."""
+    import matplotlib
     import numpy as np
     from matplotlib.figure import Figure
 
+    shown, rc = plot_language()
     fig = Figure(figsize=(12, 4))
     x_arr = np.arange(len(history[0])) + 1
-    for panel, (train_hist, valid_hist, what) in enumerate(((history[0], history[1], "loss"),
-                                                             (history[2], history[3], "acc."))):
-        ax = fig.add_subplot(1, 2, panel + 1)
-        ax.plot(x_arr, train_hist, "-o", label=f"Train {what}")
-        ax.plot(x_arr, valid_hist, "--<", label=f"Validation {what}")
-        ax.legend()
-        ax.set_xlabel("Epoch")
-        ax.set_ylabel("Loss" if what == "loss" else "Accuracy")
+    panels = ((history[0], history[1], N_("Train loss"), N_("Validation loss"), N_("Loss")),
+              (history[2], history[3], N_("Train acc."), N_("Validation acc."), N_("Accuracy")))
+    with matplotlib.rc_context(rc):
+        for panel, (train_hist, valid_hist, train_label, valid_label, what) in enumerate(panels):
+            ax = fig.add_subplot(1, 2, panel + 1)
+            ax.plot(x_arr, train_hist, "-o", label=shown(train_label))
+            ax.plot(x_arr, valid_hist, "--<", label=shown(valid_label))
+            ax.legend()
+            ax.set_xlabel(shown(N_("Epoch")))
+            ax.set_ylabel(shown(what))
     return fig
 
 
@@ -126,14 +132,17 @@ class HistoryWatch:
                        for t in (node.targets if isinstance(node, ast.Assign) else [node.target]))))
             if hit:
                 text = ast.get_source_segment(source, node) or ""
-                return f"{display(file)}, line {node.lineno}: {' '.join(text.split())}"
-        return f"{display(file)}, in {functions[-1].name}" if functions else display(file)
+                return say("{file}, line {line}: {code}", file=display(file), line=node.lineno,
+                           code=" ".join(text.split()))
+        return say("{file}, in {function}", file=display(file), function=functions[-1].name) if functions \
+            else display(file)
 
     def _lists(self, kind: str) -> str:
         lines = []
         for name, (epoch, value) in self.found.get(kind, {}).items():
-            where = f", put there at {self.origin[name]}" if self.origin.get(name) else ""
-            lines.append(f"  {name} (epoch {epoch + 1}: {_describe(value)}){where}")
+            where = say(", put there at {origin}", origin=self.origin[name]) if self.origin.get(name) else ""
+            lines.append(say("  {name} (epoch {epoch}: {value}){where}", name=name, epoch=epoch + 1,
+                             value=_describe(value), where=where))
         return "\n".join(lines)
 
     def plot_as_the_book_does(self, history) -> None:
@@ -149,9 +158,10 @@ class HistoryWatch:
             if floats:
                 template = lessons.TRAIN_CRASH_FLOATS if len(floats) > 1 else lessons.TRAIN_CRASH_FLOAT
                 shown = say(template, names=", ".join(floats))
-            raise SeedsCrash(say(lessons.TRAIN_CRASH, error=f"{type(err).__name__}: {err}",
-                                    held=lessons.ENTRY_HELD[kind], lists=self._lists(kind), floats=shown,
-                                    lesson=lessons.ENTRY_LESSONS[kind],
+            error = f"{type(err).__name__}: {err}"   # NumPy's words, as it raised them
+            raise SeedsCrash(say(lessons.TRAIN_CRASH, error=error,
+                                    held=_(lessons.ENTRY_HELD[kind]), lists=self._lists(kind), floats=shown,
+                                    lesson=_(lessons.ENTRY_LESSONS[kind]),
                                     training=self.target.display("training"))) from None
 
     def notes(self) -> list[str]:
@@ -162,8 +172,8 @@ class HistoryWatch:
         for kind in KINDS:
             if not self.found.get(kind):
                 continue
-            note = say(lessons.TRAIN_NOTE, held=lessons.ENTRY_HELD[kind], lists=self._lists(kind),
-                       lesson=lessons.ENTRY_LESSONS[kind], training=training)
+            note = say(lessons.TRAIN_NOTE, held=_(lessons.ENTRY_HELD[kind]), lists=self._lists(kind),
+                       lesson=_(lessons.ENTRY_LESSONS[kind]), training=training)
             if kind == "cpu tensor":
                 note += "\n" + say(lessons.TRAIN_NOTE_SIM, target=self.target.display())
             found.append(note)

@@ -27,22 +27,30 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from kata.harness.tracebacks import display
+from kata.i18n import N_, _, say
 from kata.project import locate
 
 __all__ = ["HELP", "add_parser", "checks_on", "cross_check", "run", "table_on"]
 
-HELP = "what this machine has, and the simulated accelerator held to CUDA here (--full: the GPU report)"
-_WHERE = {"cuda": "real CUDA", "mps": "Apple MPS", "sim": "the simulated accelerator"}
+HELP = N_("what this machine has, and the simulated accelerator held to CUDA here (--full: the GPU report)")
+_WHERE = {"cuda": N_("real CUDA"), "mps": N_("Apple MPS"), "sim": N_("the simulated accelerator")}
 _BENCH_GPU_ROWS = "cuda or jpeg_pipeline"  # the benchmarks that run on CUDA when there is one
 
 
 def add_parser(sub):
-    p = sub.add_parser("doctor", help=HELP, description=__doc__.split("\n\n")[1].replace("\n", " "))
+    p = sub.add_parser("doctor", help=_(HELP), description=_(
+        "It says what the machine has (Python, torch, torchvision, CUDA, MPS, the simulated accelerator, the "
+        "packages the kata uses) and where each check will run and why, then runs the conformance table "
+        "(``kata/conformance/table.toml``) on every accelerator present, each in a fresh process, and prints "
+        "``N/M behaviours as on CUDA``. ``--full`` also runs the checks marked cuda (``pytest solutions -m cuda``) "
+        "on each accelerator, the GPU rows of ``kata bench`` where there is CUDA, and compares the simulator's "
+        "sync counts with ``torch.cuda.set_sync_debug_mode``'s, and writes one report, Markdown and JSON, into "
+        "``--out``. Run on a machine with CUDA, the Markdown is ``docs/gpu-report.md``."))
     p.add_argument("--full", action="store_true",
-                   help="also run the cuda-marked checks, the GPU rows of kata bench and the sync cross-check, "
-                        "and write the report (a few minutes)")
+                   help=_("also run the cuda-marked checks, the GPU rows of kata bench and the sync cross-check, "
+                          "and write the report (a few minutes)"))
     p.add_argument("--out", default="doctor-report", metavar="DIR",
-                   help="where --full writes doctor-report.md and doctor-report.json (default doctor-report/)")
+                   help=_("where --full writes doctor-report.md and doctor-report.json (default doctor-report/)"))
     return p
 
 
@@ -53,13 +61,14 @@ def _child(command: list[str], timeout: float) -> tuple[int, str, float]:
     try:
         proc = subprocess.run(command, capture_output=True, text=True, cwd=locate().root, env=env, timeout=timeout)
     except subprocess.TimeoutExpired as err:
-        return -1, f"timed out after {timeout:.0f} s\n{err.stdout or ''}", time.perf_counter() - start
+        output = say("timed out after {seconds:.0f} s", seconds=timeout) + f"\n{err.stdout or ''}"
+        return -1, output, time.perf_counter() - start
     return proc.returncode, proc.stdout + proc.stderr, time.perf_counter() - start
 
 
 def _last_line(output: str) -> str:
     lines = [line for line in output.strip().splitlines() if line.strip()]
-    return lines[-1].strip() if lines else "no output"
+    return lines[-1].strip() if lines else _("no output")
 
 
 def table_on(kind: str, folder: Path) -> dict:
@@ -79,7 +88,8 @@ def checks_on(kind: str, folder: Path) -> dict:
                                       "--accelerator", kind, "-p", "no:cacheprovider", "-q", "-rs",
                                       f"--junitxml={junit}"], timeout=900)
     if not junit.is_file():
-        return {"not_run": f"pytest exited {status}: {_last_line(output)}", "seconds": seconds}
+        return {"not_run": say("pytest exited {status}: {last}", status=status, last=_last_line(output)),
+                "seconds": seconds}
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
     failures = [f"{c.get('classname', '')}::{c.get('name', '')}" for c in cases
@@ -112,26 +122,41 @@ def cross_check(rows, cuda: dict, simulated: dict) -> dict:
             agree = c == s if not isinstance(want, bool) else (c > 0) == (s > 0)
             compared.append({"id": row.id, "cuda": c, "sim": s, "agree": agree})
     agreeing = sum(r["agree"] for r in compared)
-    return {"rows": compared, "summary": f"{agreeing}/{len(compared)} sync rows agree (exact counts where the "
-                                         "table gives a count; sync or no sync where it says true or false)"}
+    return {"rows": compared, "summary": say("{agreeing}/{total} sync rows agree (exact counts where the table gives "
+                                            "a count; sync or no sync where it says true or false)",
+                                            agreeing=agreeing, total=len(compared))}
+
+
+def _yes(flag) -> str:
+    return _("yes") if flag else _("no")
 
 
 def _print_machine(m, steps) -> None:
-    print("kata doctor: what this machine has")
-    print(f"  Python {m.python} on {m.platform}; torch {m.torch}; torchvision {m.torchvision}")
-    built = f"; this torch is built for CUDA {m.torch_cuda}" if m.torch_cuda and not m.cuda else ""
-    print(f"  CUDA: {m.cuda or 'none (' + m.cuda_why_not + built + ')'}" if m.torch else "  torch is not installed")
-    print(f"  MPS: {'yes' if m.mps else 'no'}; simulated accelerator: {'yes' if m.simulator else 'no'} "
-          f"({m.simulator_why})")
+    print(_("kata doctor: what this machine has"))
+    print(say("  Python {python} on {platform}; torch {torch}; torchvision {torchvision}", python=m.python,
+              platform=m.platform, torch=m.torch, torchvision=m.torchvision))
+    if not m.torch:
+        print(_("  torch is not installed"))
+    elif m.cuda:
+        print(f"  CUDA: {m.cuda}")
+    elif m.torch_cuda:
+        print(say("  CUDA: none ({why}; this torch is built for CUDA {version})", why=m.cuda_why_not,
+                  version=m.torch_cuda))
+    else:
+        print(say("  CUDA: none ({why})", why=m.cuda_why_not))
+    print(say("  MPS: {mps}; simulated accelerator: {simulator} ({why})", mps=_yes(m.mps),
+              simulator=_yes(m.simulator), why=m.simulator_why))
     from kata.conformance.machine import NEEDED, OPTIONAL
 
-    for names, what in ((NEEDED, "missing"), (OPTIONAL, "missing (optional, for notebooks)")):
+    for names, what in ((NEEDED, N_("  missing: {packages}")),
+                        (OPTIONAL, N_("  missing (optional, for notebooks): {packages}"))):
         gone = m.missing(names)
-        lines = [f"{name} (needed by {names[module][1]})" for module, (name, _) in names.items() if name in gone]
-        print(f"  {what}: {'; '.join(lines) if lines else 'none'}")
-    print("Where the checks run:")
+        lines = [say("{name} (needed by {what})", name=name, what=_(stops)) for name, stops in names.values()
+                 if name in gone]
+        print(say(what, packages="; ".join(lines) if lines else _("none")))
+    print(_("Where the checks run:"))
     for step in steps:
-        print(f"  {step.name}{' (--full)' if step.full else ''}: {step.why}")
+        print(f"  {_(step.name)}{' (--full)' if step.full else ''}: {step.why}")
 
 
 def run(args) -> int:
@@ -144,11 +169,11 @@ def run(args) -> int:
     rows = load()
     where = {step.name: step.where for step in steps}
     timings: dict[str, float] = {}
-    not_run = [f"{s.name}: {s.why}" for s in steps if not s.where and (args.full or not s.full)]
+    not_run = [f"{_(s.name)}: {s.why}" for s in steps if not s.where and (args.full or not s.full)]
     scratch = tempfile.TemporaryDirectory(prefix="kata-doctor-")
     folder = Path(args.out) if args.full else Path(scratch.name)
     folder.mkdir(parents=True, exist_ok=True)
-    print(f"The conformance table ({len(rows)} behaviours, each CUDA's, with its source):")
+    print(say("The conformance table ({count} behaviours, each CUDA's, with its source):", count=len(rows)))
     tables = {}
     for kind in where["conformance table"]:
         tables[kind] = table_on(kind, folder)
@@ -161,31 +186,32 @@ def run(args) -> int:
     if args.full:
         data["checks"] = {}
         for kind in where["cuda-marked checks"]:
-            print(f"The checks marked cuda on {_WHERE[kind]} ...", flush=True)
+            print(say("The checks marked cuda on {where} ...", where=_(_WHERE[kind])), flush=True)
             result = data["checks"][kind] = checks_on(kind, folder)
             timings[f"cuda-marked checks on {_WHERE[kind]}"] = result["seconds"]
             failed |= bool(result.get("failed")) or "not_run" in result
             print("  " + (result["not_run"] if "not_run" in result else
-                          f"{result['passed']} passed, {result['failed']} failed, {result['skipped']} skipped"))
+                          say("{passed} passed, {failed} failed, {skipped} skipped", passed=result["passed"],
+                              failed=result["failed"], skipped=result["skipped"])))
         data["bench"] = {"not_run": _why(steps, "kata bench GPU rows")}
         if where["kata bench GPU rows"]:
-            print("kata bench, the GPU rows ...", flush=True)
+            print(_("kata bench, the GPU rows ..."), flush=True)
             data["bench"] = _bench(folder)
             timings["kata bench GPU rows"] = data["bench"]["seconds"]
             print(data["bench"].get("table", data["bench"].get("not_run")))
         data["sync_cross_check"] = {"not_run": _why(steps, "sync cross-check")}
         if where["sync cross-check"] and "cuda" in tables and "sim" in tables:
             data["sync_cross_check"] = cross_check(rows, tables["cuda"], tables["sim"])
-            print(f"Sync counts, the simulator against torch.cuda.set_sync_debug_mode: "
-                  f"{data['sync_cross_check']['summary']}")
+            print(say("Sync counts, the simulator against torch.cuda.set_sync_debug_mode: {summary}",
+                      summary=data["sync_cross_check"]["summary"]))
     timings["in all"] = time.perf_counter() - start
     data.update(not_run=not_run, timings=timings, seconds=timings["in all"])
     if args.full:
         json_path, md_path = report.write(data, folder)
-        print(f"wrote {display(md_path)} and {display(json_path)}")
+        print(say("wrote {markdown} and {json}", markdown=display(md_path), json=display(json_path)))
     if not m.cuda:
-        print("No CUDA here: the CUDA path stands on the simulator and the table's sources only. On a machine with "
-              "CUDA, `kata doctor --full` is the GPU report (README: The conformance table and kata doctor).")
+        print(_("No CUDA here: the CUDA path stands on the simulator and the table's sources only. On a machine "
+                "with CUDA, `kata doctor --full` is the GPU report (README: The conformance table and kata doctor)."))
     scratch.cleanup()
     return 1 if failed else 0
 
@@ -196,13 +222,14 @@ def _why(steps, name: str) -> str:
 
 def _print_table(kind: str, table: dict, rows) -> None:
     if "not_run" in table:
-        print(f"  {_WHERE[kind]}: not run: {table['not_run']}")
+        print(say("  {where}: not run: {why}", where=_(_WHERE[kind]), why=table["not_run"]))
         return
     by_id = {r.id: r for r in rows}
-    print(f"  {_WHERE[kind]}: {table['summary']} ({table['seconds']:.0f} s)")
+    print(say("  {where}: {summary} ({seconds:.0f} s)", where=_(_WHERE[kind]), summary=table["summary"],
+              seconds=table["seconds"]))
     for outcome in table["outcomes"]:
         if outcome["status"] != "holds":
             row = by_id[outcome["id"]]
-            why = row.simulator["why"] if outcome["status"] == "refused" and row.simulator else f"CUDA: {row.cuda}"
+            why = _(row.simulator["why"]) if outcome["status"] == "refused" and row.simulator else f"CUDA: {row.cuda}"
             got = outcome["got"] if len(outcome["got"]) <= 150 else outcome["got"][:147] + "..."
-            print(f"    {outcome['status']}: {outcome['id']}: {got}\n      ({why})")
+            print(f"    {_(outcome['status'])}: {outcome['id']}: {got}\n      ({why})")

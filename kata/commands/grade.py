@@ -6,43 +6,45 @@ import sys
 from pathlib import Path
 
 from kata.commands._args import add_grading_options, positive
+from kata.i18n import N_, _, say
 
 __all__ = ["HELP", "add_parser", "run"]
 
-HELP = "grade a class's submissions (folders or zips), safely, in bulk"
+HELP = N_("grade a class's submissions (folders or zips), safely, in bulk")
 
 
 def add_parser(sub):
-    p = sub.add_parser("grade", help=HELP,
-                       description="Grade each submission (a folder holding the exercises' modules, directly or "
+    p = sub.add_parser("grade", help=_(HELP),
+                       description=_("Grade each submission (a folder holding the exercises' modules, directly or "
                                    "in exercises/, or a .zip of one) with the pristine checks in a sandbox, each "
                                    "check's points resting on the audit of the submission's own functions, and "
                                    "write grades.csv, summary.json, results/NAME.json (Gradescope's format), "
                                    "feedback/NAME.md and logs/NAME.log into --out. It starts by saying which "
-                                   "protections are in force.")
+                                   "protections are in force."))
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION",
-                   help="folders or .zip files (none: only check the reference solutions)")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for the results (its files are replaced)")
+                   help=_("folders or .zip files (none: only check the reference solutions)"))
+    p.add_argument("--out", required=True, metavar="DIR", help=_("folder for the results (its files are replaced)"))
     p.add_argument("--jobs", type=positive, default=None, metavar="N",
-                   help="submissions graded at once (default: one per CPU core)")
+                   help=_("submissions graded at once (default: one per CPU core)"))
     add_grading_options(p)
     p.add_argument("--reference", metavar="FILE",
-                   help="the reference solutions' run, reused while nothing it depends on changed "
-                        "(default: DIR/reference.json)")
+                   help=_("the reference solutions' run, reused while nothing it depends on changed "
+                          "(default: DIR/reference.json)"))
     p.add_argument("--gradescope-results", metavar="FILE",
-                   help="also write the (one) submission's results to FILE (what run_autograder uses)")
+                   help=_("also write the (one) submission's results to FILE (what run_autograder uses)"))
     p.add_argument("--no-sandbox", action="store_true",
-                   help="no sandbox: the graded code runs as you, with your files and the network (trusted code "
-                        "only); the limits and the audit still apply")
-    p.add_argument("--keep", action="store_true", help="keep the working folders (for debugging)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help=_("no sandbox: the graded code runs as you, with your files and the network (trusted code "
+                          "only); the limits and the audit still apply"))
+    p.add_argument("--keep", action="store_true", help=_("keep the working folders (for debugging)"))
+    p.add_argument("--quiet", action="store_true", help=_("no progress bar"))
     return p
 
 
 def _fallback_results(message: str) -> dict:
     """A results.json that says the autograder itself failed (so Gradescope shows why)."""
-    return {"score": 0.0, "output": f"The autograder could not grade this submission: {message}\n"
-                                    f"Tell your teacher; resubmitting will not help until it is fixed.",
+    return {"score": 0.0, "output": say("The autograder could not grade this submission: {message}\n"
+                                        "Tell your teacher; resubmitting will not help until it is fixed.",
+                                        message=message),
             "tests": []}
 
 
@@ -56,7 +58,7 @@ def run(args) -> int:
                     processes=args.processes, disk_mb=args.disk, slow=args.slow, isolate=not args.no_sandbox)
     results_json = Path(args.gradescope_results) if args.gradescope_results else None
     if results_json and len(args.submissions) != 1:
-        print("kata grade: --gradescope-results takes exactly one submission", file=sys.stderr)
+        print(_("kata grade: --gradescope-results takes exactly one submission"), file=sys.stderr)
         return 2
     try:
         grade(args.submissions, args.out, limits, jobs=args.jobs, reference=args.reference,

@@ -15,17 +15,18 @@ from kata.commands.next import add_target_option, first_unfinished, learner_fold
 from kata.curriculum import Exercise
 from kata.harness import outcomes
 from kata.harness.tracebacks import display
+from kata.i18n import N_, _, say
 from kata.project import ProjectError
 
 __all__ = ["HELP", "add_parser", "notes", "row", "run", "table", "table_row"]
 
-HELP = "the exercises, in order, and your progress on each"
+HELP = N_("the exercises, in order, and your progress on each")
 
 
 def add_parser(sub):
-    p = sub.add_parser("list", help=HELP,
-                       description="The exercises in the order to do them, each with the checks it passed at "
-                                   "its last check run, whether it is done, and whether you viewed its solution.")
+    p = sub.add_parser("list", help=_(HELP),
+                       description=_("The exercises in the order to do them, each with the checks it passed at "
+                                     "its last check run, whether it is done, and whether you viewed its solution."))
     add_target_option(p)
     return p
 
@@ -40,9 +41,9 @@ def table_row(ex: Exercise, standing: progress.Standing | None) -> outcomes.Row:
 
 def notes(ex: Exercise, standing: progress.Standing | None) -> list[str]:
     """What the table's row adds to the run's: a solution viewed, an edit since the run."""
-    found = ["solution viewed"] if standing is not None and standing.solution_viewed else []
+    found = [_("solution viewed")] if standing is not None and standing.solution_viewed else []
     if standing is not None and standing.edited:
-        found.append(f"{ex.name}.py changed since")
+        found.append(say("{name}.py changed since", name=ex.name))
     return found
 
 
@@ -66,8 +67,11 @@ def run(args) -> int:
     except ProjectError:   # no checkout: the curriculum alone
         folder = None
     standings = progress.read(folder) if folder is not None else {}
-    where = f" and where {display(folder)} stands (from each exercise's last check run)" if folder else ""
-    print(f"device-kata: the exercises, in order{where}\n")
+    if folder:
+        print(say("device-kata: the exercises, in order and where {folder} stands (from each exercise's last check "
+                  "run)", folder=display(folder)) + "\n")
+    else:
+        print(_("device-kata: the exercises, in order") + "\n")
     for ex in curriculum.exercises():
         standing = standings.get(ex.name)
         print(f"  {ex.number}. {ex.name:<{curriculum.name_width()}} {ex.title}")
@@ -77,16 +81,17 @@ def run(args) -> int:
         if not r.total:
             status = r.status
         elif r.done:
-            status = f"done: {r.passed}/{r.counted} checks pass"
+            status = say("done: {passed}/{counted} checks pass", passed=r.passed, counted=r.counted)
         else:
-            status = f"{r.passed}/{r.counted} checks pass, {r.status}"
+            status = say("{passed}/{counted} checks pass, {status}", passed=r.passed, counted=r.counted,
+                         status=r.status)
         status = "; ".join([status, *notes(ex, standing)])
         print(f"  {'':>{len(str(ex.number))}}  {'':<{curriculum.name_width()}} {status}")
     if folder is not None:
         ex = first_unfinished(standings)
-        print(f"\n  Next: {ex.label} (`kata next`)" if ex else "\n  Every exercise is done.")
-        print(f"\n`pytest {display(folder)}` checks them all, `pytest {display(folder)}/NAME.py` one; "
-              "`kata watch` rechecks the next one at every save; `kata hint NAME` gives a hint.")
+        print("\n" + (say("  Next: {label} (`kata next`)", label=ex.label) if ex else _("  Every exercise is done.")))
+        print("\n" + say("`pytest {folder}` checks them all, `pytest {folder}/NAME.py` one; `kata watch` rechecks "
+                         "the next one at every save; `kata hint NAME` gives a hint.", folder=display(folder)))
     else:
-        print("\n`pytest exercises` checks them all; `kata hint NAME` gives a hint.")
+        print("\n" + _("`pytest exercises` checks them all; `kata hint NAME` gives a hint."))
     return 0

@@ -47,11 +47,12 @@ from kata.commands._histories import HistoryWatch, SeedsCrash, book_plot, plain
 from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
 from kata.harness.tracebacks import display, learner_error
+from kata.i18n import N_, _, say
 
 __all__ = ["BOOK", "HELP", "QUICK", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings", "add_parser",
            "book_plot", "data_root", "learner_code", "pick_device", "plain", "run", "settings_of", "train"]
 
-HELP = "train the book's CNN with an implementation (solutions by default)"
+HELP = N_("train the book's CNN with an implementation (solutions by default)")
 
 # `kata train` sizes: a quick run (about a minute on a 2-core CPU), and chapter 14's.
 QUICK = dict(n_train=2000, n_valid=500, n_test=500, epochs=6)
@@ -59,28 +60,32 @@ BOOK = dict(n_train=16000, n_valid=1000, n_test=1000, epochs=30)
 
 
 def add_parser(sub):
-    p = sub.add_parser("train", help=HELP,
-                       description="Train the book's CNN on CelebA with the chosen implementation's data, "
-                                   "model, training, plotting and checkpoint modules. Writes history.png (redrawn "
-                                   "each epoch), history.json and checkpoint.pt into --out, and ends with the test "
-                                   "accuracy. --resume goes on from a checkpoint.pt, on any device.")
-    p.add_argument("--target", help="the implementation: solutions (default), exercises, or a folder of your own")
-    p.add_argument("--root", help="folder holding real CelebA in celeba/ (default: a synthetic set, "
-                                  "made on first use in $KATA_DATA or ./data)")
-    p.add_argument("--book", action="store_true", help="the book's run: 16,000 / 1,000 images, 30 epochs")
-    p.add_argument("--train", type=positive, help=f"training images (default {QUICK['n_train']}; --book 16000)")
-    p.add_argument("--valid", type=positive, help=f"validation images (default {QUICK['n_valid']}; --book 1000)")
-    p.add_argument("--test", type=positive, help=f"synthetic test images (default {QUICK['n_test']}; --book 1000)")
-    p.add_argument("--epochs", type=positive, help=f"epochs (default {QUICK['epochs']}; --book 30)")
-    p.add_argument("--batch-size", type=positive, help="batch size (default 32, as the book)")
+    p = sub.add_parser("train", help=_(HELP),
+                       description=_("Train the book's CNN on CelebA with the chosen implementation's data, "
+                                     "model, training, plotting and checkpoint modules. Writes history.png (redrawn "
+                                     "each epoch), history.json and checkpoint.pt into --out, and ends with the test "
+                                     "accuracy. --resume goes on from a checkpoint.pt, on any device."))
+    p.add_argument("--target", help=_("the implementation: solutions (default), exercises, or a folder of your own"))
+    p.add_argument("--root", help=_("folder holding real CelebA in celeba/ (default: a synthetic set, "
+                                    "made on first use in $KATA_DATA or ./data)"))
+    p.add_argument("--book", action="store_true", help=_("the book's run: 16,000 / 1,000 images, 30 epochs"))
+    p.add_argument("--train", type=positive,
+                   help=say("training images (default {n}; --book 16000)", n=QUICK["n_train"]))
+    p.add_argument("--valid", type=positive,
+                   help=say("validation images (default {n}; --book 1000)", n=QUICK["n_valid"]))
+    p.add_argument("--test", type=positive,
+                   help=say("synthetic test images (default {n}; --book 1000)", n=QUICK["n_test"]))
+    p.add_argument("--epochs", type=positive, help=say("epochs (default {n}; --book 30)", n=QUICK["epochs"]))
+    p.add_argument("--batch-size", type=positive, help=_("batch size (default 32, as the book)"))
     p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda", "mps", "sim"],
-                   help="auto (default) picks cuda, then mps, then cpu; sim is the simulated accelerator "
-                        "(kata.sim): a GPU's device rules on any machine, so the seed's crash happens here too")
-    p.add_argument("--out", help="folder for history.png, history.json and checkpoint.pt (default runs/<timestamp>; "
-                                 "with --resume, the checkpoint's folder)")
+                   help=_("auto (default) picks cuda, then mps, then cpu; sim is the simulated accelerator "
+                          "(kata.sim): a GPU's device rules on any machine, so the seed's crash happens here too"))
+    p.add_argument("--out", help=_("folder for history.png, history.json and checkpoint.pt (default "
+                                   "runs/<timestamp>; with --resume, the checkpoint's folder)"))
     p.add_argument("--resume", metavar="PATH",
-                   help="go on from a checkpoint.pt (or the run folder holding it), with that run's settings and "
-                        "target unless given again, on --device (any), up to --epochs in all (default: the run's)")
+                   help=_("go on from a checkpoint.pt (or the run folder holding it), with that run's settings and "
+                          "target unless given again, on --device (any), up to --epochs in all (default: the "
+                          "run's)"))
     return p
 
 
@@ -157,9 +162,9 @@ def pick_device(choice: str):
             raise KataUserError(f"--device sim: {err}") from None
     device = torch.device(choice)
     if device.type == "cuda" and not torch.cuda.is_available():
-        raise KataUserError("--device cuda: no CUDA device is available here (try --device auto)")
+        raise KataUserError(_("--device cuda: no CUDA device is available here (try --device auto)"))
     if device.type == "mps" and not torch.backends.mps.is_available():
-        raise KataUserError("--device mps: MPS is not available here (try --device auto)")
+        raise KataUserError(_("--device mps: MPS is not available here (try --device auto)"))
     return device
 
 
@@ -168,9 +173,9 @@ def data_root(settings: Settings, quiet: bool = False) -> tuple[Path, bool]:
     if settings.root:
         root = Path(settings.root)
         if not (root / "celeba").is_dir():
-            raise KataUserError(
-                f"--root {root}: there is no celeba/ folder in it. Put real CelebA under {root}/celeba/ "
-                f"(see the README), or leave out --root to use a synthetic set")
+            raise KataUserError(say(
+                "--root {root}: there is no celeba/ folder in it. Put real CelebA under {root}/celeba/ "
+                "(see the README), or leave out --root to use a synthetic set", root=root))
         return root, False
     from kata.data.layout import default_root
     from kata.data.synth import generate
@@ -225,7 +230,8 @@ class ProgressLoader:
 
         self.epoch += 1
         self._loss_sum, self._seen = 0.0, 0
-        self._bar = tqdm(total=len(self.dl), desc=f"epoch {self.epoch}/{self.epochs}", unit="batch",
+        self._bar = tqdm(total=len(self.dl), desc=say("epoch {epoch}/{epochs}", epoch=self.epoch, epochs=self.epochs),
+                         unit=_("batch"),
                          leave=False, file=sys.stderr, dynamic_ncols=True, disable=None)  # none in logs
         try:
             for x, y in self.dl:
@@ -242,7 +248,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     import torch
 
     start = time.perf_counter()
-    say = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    tell = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
     target = Target(target_path(settings.target))
     modules = {name: target.module(name) for name in ("data", "model", "training", "plotting")}
     try:
@@ -260,7 +266,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         train_dl, valid_dl, test_dl = data.make_loaders(train_ds, valid_ds, test_ds, batch_size=settings.batch_size)
         torch.manual_seed(1)
         model = model_mod.build_model()
-    checkpoints = Checkpoints(target, out, device, resume, say)
+    checkpoints = Checkpoints(target, out, device, resume, tell)
     try:
         with learner_code(target):
             done, earlier = checkpoints.start(model)
@@ -270,15 +276,17 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     if remaining < 1:
         raise KataUserError(say_(lessons.RESUME_DONE, path=display(resume), done=done, more=done + QUICK["epochs"]))
 
-    kind = "synthetic CelebA" if synthetic else "CelebA"
-    say(f"kata train: {target.display()} on {kind} ({len(train_ds):,} train / {len(valid_ds):,} valid / "
-        f"{len(test_ds):,} test images, {root}), {settings.epochs} epochs, batch {settings.batch_size}, "
-        f"device {device}")
+    tell(say(N_("kata train: {target} on synthetic CelebA ({train:,} train / {valid:,} valid / {test:,} test images, "
+                "{root}), {epochs} epochs, batch {batch}, device {device}") if synthetic else
+             N_("kata train: {target} on CelebA ({train:,} train / {valid:,} valid / {test:,} test images, {root}), "
+                "{epochs} epochs, batch {batch}, device {device}"),
+             target=target.display(), train=len(train_ds), valid=len(valid_ds), test=len(test_ds), root=root,
+             epochs=settings.epochs, batch=settings.batch_size, device=device))
     if not settings.book:
-        say("  (a quick run; `kata train --book` runs the book's 16,000 / 1,000 images for 30 epochs)")
+        tell(_("  (a quick run; `kata train --book` runs the book's 16,000 / 1,000 images for 30 epochs)"))
     if resume is not None:
-        say(say_(lessons.RESUMED, path=display(resume), done=done, epochs=settings.epochs))
-    live = _live_plot(plotting, out / "history.png", target, device, say)
+        tell(say_(lessons.RESUMED, path=display(resume), done=done, epochs=settings.epochs))
+    live = _live_plot(plotting, out / "history.png", target, device, tell)
 
     record = {
         # solutions and exercises by name, so a run folder taken to another machine resumes with its copy
@@ -321,9 +329,11 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         with learner_code(target):
             checkpoints.save(model, done + epoch + 1, full)
         h = record["history"]
-        say(f"epoch {done + epoch + 1:>2}/{settings.epochs}  train loss {h['loss_hist_train'][-1]:.4f} "
-            f"acc {h['accuracy_hist_train'][-1]:.4f} | valid loss {h['loss_hist_valid'][-1]:.4f} "
-            f"acc {h['accuracy_hist_valid'][-1]:.4f}  ({record['epoch_seconds'][-1]:.1f} s)")
+        tell(say("epoch {epoch:>2}/{epochs}  train loss {train_loss:.4f} acc {train_acc:.4f} | valid loss "
+                 "{valid_loss:.4f} acc {valid_acc:.4f}  ({seconds:.1f} s)", epoch=done + epoch + 1,
+                 epochs=settings.epochs, train_loss=h["loss_hist_train"][-1], train_acc=h["accuracy_hist_train"][-1],
+                 valid_loss=h["loss_hist_valid"][-1], valid_acc=h["accuracy_hist_valid"][-1],
+                 seconds=record["epoch_seconds"][-1]))
 
     calls: list[int] = []
     progress = ProgressLoader(train_dl, settings.epochs, done)
@@ -332,24 +342,26 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         training.train(model, remaining, progress, valid_dl, device=device, on_epoch=on_epoch)
     hook.remove()
     if len(calls) != remaining:
-        raise KataUserError(
-            f"{target.display('training')}: train() called on_epoch {len(calls)} times for "
-            f"{remaining} epochs; run `pytest {target.display('training')}` to see why")
+        raise KataUserError(say(
+            "{training}: train() called on_epoch {calls} times for {epochs} epochs; run `pytest {training}` to see "
+            "why", training=target.display("training"), calls=len(calls), epochs=remaining))
     with learner_code(target):
         test_loss, test_accuracy = training.evaluate(model, test_dl, device=device)
     record["test"] = {"loss": plain(test_loss), "accuracy": plain(test_accuracy)}
     record["total_seconds"] = round(time.perf_counter() - start, 1)
     write_json(out / "history.json", record)
     for note in watch.notes():
-        say(f"note: {note}")
-    say(f"test accuracy {record['test']['accuracy']:.4f} ({len(test_ds):,} images), "
-        f"valid {record['history']['accuracy_hist_valid'][-1]:.4f}; {record['total_seconds']:.0f} s in all")
+        tell(say("note: {note}", note=note))
+    tell(say("test accuracy {accuracy:.4f} ({images:,} images), valid {valid:.4f}; {seconds:.0f} s in all",
+             accuracy=record["test"]["accuracy"], images=len(test_ds),
+             valid=record["history"]["accuracy_hist_valid"][-1], seconds=record["total_seconds"]))
     written = [out / "history.png", out / "history.json"] + ([out / CHECKPOINT] if checkpoints.saving else [])
-    say(f"wrote {', '.join(display(p) for p in written[:-1])} and {display(written[-1])}")
+    tell(say("wrote {files} and {last}", files=", ".join(display(p) for p in written[:-1]),
+             last=display(written[-1])))
     return record
 
 
-def _live_plot(plotting, path: Path, target: Target, device, say):
+def _live_plot(plotting, path: Path, target: Target, device, tell):
     """The target's LivePlot; on the simulated accelerator, None (the book's plot instead) while
     plotting.py is a stub, so a learner at the training exercise sees the seed's crash too."""
     with learner_code(target):
@@ -358,7 +370,8 @@ def _live_plot(plotting, path: Path, target: Target, device, say):
         except NotImplementedError:
             if device.type != "simgpu":
                 raise
-    say(f"  ({target.display('plotting')} is not written yet: history.png is the book's plot of the raw history)")
+    tell(say("  ({plotting} is not written yet: history.png is the book's plot of the raw history)",
+             plotting=target.display("plotting")))
     return None
 
 

@@ -45,23 +45,24 @@ from kata.commands.next import add_target_option, first_unfinished, learner_fold
 from kata.curriculum import Exercise
 from kata.harness import outcomes
 from kata.harness.tracebacks import display
+from kata.i18n import N_, _, say
 from kata.project import locate
 
 __all__ = ["HELP", "Checker", "Keys", "Round", "add_parser", "render", "run", "saves"]
 
-HELP = "recheck the next exercise each time you save a file"
+HELP = N_("recheck the next exercise each time you save a file")
 CLEAR = "\x1b[2J\x1b[3J\x1b[H"
 
 
 def add_parser(sub):
-    p = sub.add_parser("watch", help=HELP,
-                       description="Check the first unfinished exercise, and again each time a file in "
-                                   "exercises/ is saved; move on when it passes. q or Ctrl-C stops.")
+    p = sub.add_parser("watch", help=_(HELP),
+                       description=_("Check the first unfinished exercise, and again each time a file in "
+                                     "exercises/ is saved; move on when it passes. q or Ctrl-C stops."))
     add_target_option(p)
     p.add_argument("--timeout", type=float, default=120, metavar="SECONDS",
-                   help="stop a round of checks that runs longer than this (default 120)")
+                   help=_("stop a round of checks that runs longer than this (default 120)"))
     p.add_argument("--check-timeout", type=float, default=30, metavar="SECONDS",
-                   help="fail one check that runs longer than this (default 30)")
+                   help=_("fail one check that runs longer than this (default 30)"))
     return p
 
 
@@ -93,7 +94,7 @@ class Round:
     @property
     def row(self) -> str:
         """The exercise's row of the table, as the check run's own table words it."""
-        return outcomes.render_row(self.table_row, "; stopped early" if self.stopped else "")
+        return outcomes.render_row(self.table_row, _("; stopped early") if self.stopped else "")
 
 
 def _kill(proc: subprocess.Popen) -> None:
@@ -145,10 +146,10 @@ class Checker:
                 f"--report-log={report}", f"--timeout={self.check_timeout:g}"]
         start, stopped = time.perf_counter(), ""
         try:
-            output, _ = proc.communicate(json.dumps(args) + "\n", timeout=self.timeout)
+            output, _errors = proc.communicate(json.dumps(args) + "\n", timeout=self.timeout)
         except subprocess.TimeoutExpired:
             _kill(proc)
-            output, stopped = "", f"the checks ran past {self.timeout:g} s and were stopped"
+            output, stopped = "", say("the checks ran past {seconds:g} s and were stopped", seconds=self.timeout)
         except BaseException:
             _kill(proc)
             Path(report).unlink(missing_ok=True)
@@ -170,9 +171,10 @@ def _round(ex: Exercise, lines: list[str], seconds: float, stopped: str, output:
         if e.get("$report_type") == "TestReport":
             running = e["nodeid"] if e.get("when") != "teardown" else None
     if stopped and running:
-        stopped += f", while `{running.split('::')[-1]}` ran: does some code loop forever, or wait?"
+        stopped = say("{stopped}, while `{check}` ran: does some code loop forever, or wait?", stopped=stopped,
+                      check=running.split("::")[-1])
     elif not finished and not stopped:
-        stopped = f"the checks' process ended early (exit code {code})"
+        stopped = say("the checks' process ended early (exit code {code})", code=code)
     return Round(ex, outcomes.records(entries), seconds, stopped, output)
 
 
@@ -180,9 +182,10 @@ def render(rnd: Round, folder: Path, banner: str = "") -> str:
     """The screen after a round: the failures one block per cause, then the table."""
     ex, file, row = rnd.exercise, display(folder / f"{rnd.exercise.name}.py"), rnd.table_row
     lines = [banner] if banner else []
-    lines += [f"kata watch: {ex.label}: {ex.title}",
-              f"{file}, checked at {time.strftime('%H:%M:%S')} ({rnd.seconds:.1f} s): "
-              f"{row.passed}/{row.counted} checks pass" + (", done" if rnd.done else ""), ""]
+    checked = say(N_("{file}, checked at {time} ({seconds:.1f} s): {passed}/{counted} checks pass, done") if rnd.done
+                  else N_("{file}, checked at {time} ({seconds:.1f} s): {passed}/{counted} checks pass"), file=file,
+                  time=time.strftime("%H:%M:%S"), seconds=rnd.seconds, passed=row.passed, counted=row.counted)
+    lines += [f"kata watch: {ex.label}: {ex.title}", checked, ""]
     if rnd.stopped:
         lines += [f"! {rnd.stopped}", ""]
     for block in rnd.summary.blocks:
@@ -190,7 +193,7 @@ def render(rnd: Round, folder: Path, banner: str = "") -> str:
     if rnd.summary.blocks:
         lines.append("")
     elif not rnd.records:
-        lines += ["No check reported; the checks' output ends with:",
+        lines += [_("No check reported; the checks' output ends with:"),
                   *[f"  {line}" for line in rnd.output.strip().splitlines()[-15:]], ""]
     lines += table(folder, {ex.name: rnd.row})
     return "\n".join(lines)
@@ -234,7 +237,7 @@ class Keys:
                 while msvcrt.kbhit():
                     keys += msvcrt.getwch()
                 return "q" in keys.lower()
-            readable, _, _ = select.select([self.stream], [], [], 0)
+            readable, _w, _x = select.select([self.stream], [], [], 0)
             if not readable:
                 return False
             text = os.read(self.stream.fileno(), 1024).decode(errors="replace")
@@ -249,15 +252,15 @@ class Keys:
 POLL_SECONDS = 0.5
 
 
-def saves(folder: Path, say=print):
+def saves(folder: Path, tell=print):
     """Yield, again and again, the set of ``.py`` files in ``folder`` saved since the last yield (an
     empty set when none was, at least every half second). With watchfiles the system tells; without
     it, the files' modification times are compared every half second (saying so once)."""
     try:
         import watchfiles
     except ImportError:
-        say(f"kata watch: watchfiles is not installed, so saves are found by looking every {POLL_SECONDS:g} s "
-            "(`pip install watchfiles` to be told at once).")
+        tell(say("kata watch: watchfiles is not installed, so saves are found by looking every {seconds:g} s "
+                 "(`pip install watchfiles` to be told at once).", seconds=POLL_SECONDS))
         yield from _polled(folder)
         return
 
@@ -306,18 +309,18 @@ def run(args) -> int:
     locate()   # outside a checkout: ProjectError, saying where it looked
     folder = learner_folder(args.target)
     if not folder.is_dir():
-        print(f"kata watch: {folder} is not a folder", file=sys.stderr)
+        print(say("kata watch: {folder} is not a folder", folder=folder), file=sys.stderr)
         return 2
     if importlib.util.find_spec("pytest_reportlog") is None:
-        print("kata watch: its rounds report through pytest-reportlog, a dependency of the kata that is not "
-              "installed here: pip install pytest-reportlog", file=sys.stderr)
+        print(_("kata watch: its rounds report through pytest-reportlog, a dependency of the kata that is not "
+                "installed here: pip install pytest-reportlog"), file=sys.stderr)
         return 1
     tty = sys.stdout.isatty()
 
     def show(text: str) -> None:
         print((CLEAR if tty else "=" * 70 + "\n") + text, flush=True)
 
-    quit_hint = "q to quit" if sys.stdin.isatty() else "a line q (or Ctrl-C) to quit"
+    quit_hint = _("q to quit") if sys.stdin.isatty() else _("a line q (or Ctrl-C) to quit")
     changes = saves(folder)
     check = Checker(folder, args.timeout, args.check_timeout)
     with Keys() as keys:
@@ -326,11 +329,11 @@ def run(args) -> int:
             current = first_unfinished(progress.read(folder))
             checked, banner = None, ""
             if current is None:
-                show("\n".join(table(folder)) + f"\n\nEvery exercise is done (by the progress recorded in "
-                     f"{display(folder)}).")
+                show("\n".join(table(folder)) + "\n\n" + say("Every exercise is done (by the progress recorded in "
+                                                             "{folder}).", folder=display(folder)))
             while True:
                 if current is not None:
-                    print(f"checking {display(folder / f'{current.name}.py')} ...", flush=True)
+                    print(say("checking {file} ...", file=display(folder / f"{current.name}.py")), flush=True)
                     rnd = check(current)
                     show(render(rnd, folder, banner))
                     checked, banner = current, ""
@@ -339,29 +342,32 @@ def run(args) -> int:
                         standings[current.name] = progress.Standing(rnd.table_row.passed, rnd.table_row.counted)
                         following = first_unfinished(standings)
                         if following is not None:
-                            banner = f"{current.label} is done: on to {following.label}.\n"
+                            banner = say("{done} is done: on to {next}.", done=current.label,
+                                         next=following.label) + "\n"
                             current = following
                             continue
-                        print(f"\nEvery exercise is done. `kata train --target {display(folder)} --device sim` "
-                              "trains your code on the simulated accelerator.", flush=True)
+                        print("\n" + say("Every exercise is done. `kata train --target {folder} --device sim` "
+                                         "trains your code on the simulated accelerator.", folder=display(folder)),
+                              flush=True)
                 if current is None or rnd.done:
-                    print(f"Still watching: save a file in {display(folder)} to check it again; {quit_hint}.",
-                          flush=True)
+                    print(say("Still watching: save a file in {folder} to check it again; {quit}.",
+                              folder=display(folder), quit=quit_hint), flush=True)
                 else:
-                    print(f"\nSave {display(folder / f'{current.name}.py')} (or any file in {display(folder)}) to "
-                          f"check again; `kata hint {current.name}` for a hint; {quit_hint}.", flush=True)
+                    print("\n" + say("Save {file} (or any file in {folder}) to check again; `kata hint {name}` for a "
+                                     "hint; {quit}.", file=display(folder / f"{current.name}.py"),
+                                     folder=display(folder), name=current.name, quit=quit_hint), flush=True)
                 saved = next(changes)
                 while not saved:
                     if keys.quit():
-                        print("kata watch: stopped.")
+                        print(_("kata watch: stopped."))
                         return 0
                     saved = next(changes)
                 if keys.quit():
-                    print("kata watch: stopped.")
+                    print(_("kata watch: stopped."))
                     return 0
                 current = _to_check(folder, saved, checked)
         except (KeyboardInterrupt, StopIteration):
-            print("\nkata watch: stopped.")
+            print("\n" + _("kata watch: stopped."))
             return 0
         finally:
             check.close()

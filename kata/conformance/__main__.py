@@ -11,16 +11,27 @@ import argparse
 import json
 import sys
 import time
+import unicodedata
 from pathlib import Path
+
+from kata.i18n import _, say
 
 from .runner import load, run, summary
 
 
+def _padded(text: str, columns: int) -> str:
+    """``text`` and spaces, ``columns`` terminal columns in all (a Korean glyph takes two)."""
+    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
+    return text + " " * max(0, columns - used)
+
+
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kata.conformance", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kata.conformance",
+                                     description=_("``python -m kata.conformance --device {sim,cuda,mps}``: the "
+                                                   "table on one device."))
     parser.add_argument("--device", choices=("sim", "cuda", "mps"), default="sim")
-    parser.add_argument("--json", metavar="FILE", help="write every outcome (and the timing) to FILE")
-    parser.add_argument("--all", action="store_true", help="print every row, not only those that do not hold")
+    parser.add_argument("--json", metavar="FILE", help=_("write every outcome (and the timing) to FILE"))
+    parser.add_argument("--all", action="store_true", help=_("print every row, not only those that do not hold"))
     args = parser.parse_args(argv)
     rows = load()
     start = time.perf_counter()
@@ -34,10 +45,10 @@ def main(argv=None) -> int:
     for outcome in outcomes:
         if args.all or outcome.status != "holds":
             row = by_id[outcome.id]
-            why = f" ({row.simulator['why']})" if outcome.status == "refused" and row.simulator else ""
-            print(f"  {outcome.status:<8} {outcome.id}: {outcome.got}{why}")
+            why = f" ({_(row.simulator['why'])})" if outcome.status == "refused" and row.simulator else ""
+            print(f"  {_padded(_(outcome.status), 8)} {outcome.id}: {outcome.got}{why}")
     line = summary(outcomes)
-    print(f"{args.device}: {line} ({seconds:.1f} s)")
+    print(say("{device}: {summary} ({seconds:.1f} s)", device=args.device, summary=line, seconds=seconds))
     if args.json:
         Path(args.json).write_text(json.dumps({"device": args.device, "summary": line, "seconds": seconds,
                                                "outcomes": [o.as_dict() for o in outcomes]}, indent=1))

@@ -14,24 +14,28 @@ import shutil
 import subprocess
 from dataclasses import asdict, dataclass, field
 
+from kata.i18n import N_, _, say
+
 __all__ = ["NEEDED", "OPTIONAL", "Machine", "Step", "plan", "survey"]
 
 # What pyproject.toml asks for (import name, distribution), and what each missing one stops.
+# (What each stops is in English here; kata doctor shows it in the kata's language.)
 NEEDED = {
-    "torch": ("torch", "everything"),
-    "torchvision": ("torchvision", "the data exercise, its checks and kata train"),
-    "matplotlib": ("matplotlib", "the plotting exercise and two rows of the table"),
-    "pytest": ("pytest", "every check, and kata doctor --full"),
-    "pytest_benchmark": ("pytest-benchmark", "every check (pyproject.toml passes --benchmark-skip) and kata bench"),
-    "pytest_timeout": ("pytest-timeout", "the checks' time limits"),
-    "hypothesis": ("hypothesis", "every check (conftest.py imports it)"),
-    "tqdm": ("tqdm", "kata train's progress bars"),
-    "watchfiles": ("watchfiles", "nothing: kata watch polls for changes without it"),
+    "torch": ("torch", N_("everything")),
+    "torchvision": ("torchvision", N_("the data exercise, its checks and kata train")),
+    "matplotlib": ("matplotlib", N_("the plotting exercise and two rows of the table")),
+    "pytest": ("pytest", N_("every check, and kata doctor --full")),
+    "pytest_benchmark": ("pytest-benchmark",
+                         N_("every check (pyproject.toml passes --benchmark-skip) and kata bench")),
+    "pytest_timeout": ("pytest-timeout", N_("the checks' time limits")),
+    "hypothesis": ("hypothesis", N_("every check (conftest.py imports it)")),
+    "tqdm": ("tqdm", N_("kata train's progress bars")),
+    "watchfiles": ("watchfiles", N_("nothing: kata watch polls for changes without it")),
 }
 OPTIONAL = {  # pip install -e ".[notebook]"
-    "ipykernel": ("ipykernel", "kata.check in Jupyter"),
-    "nbclient": ("nbclient", "running the notebooks (python -m kata.notebook run)"),
-    "nbformat": ("nbformat", "running the notebooks"),
+    "ipykernel": ("ipykernel", N_("kata.check in Jupyter")),
+    "nbclient": ("nbclient", N_("running the notebooks (python -m kata.notebook run)")),
+    "nbformat": ("nbformat", N_("running the notebooks")),
 }
 
 
@@ -67,12 +71,12 @@ def _version(distribution: str, module: str) -> str | None:
     try:
         return importlib.metadata.version(distribution)
     except importlib.metadata.PackageNotFoundError:
-        return "(importable, no metadata)" if importlib.util.find_spec(module) else None
+        return _("(importable, no metadata)") if importlib.util.find_spec(module) else None
 
 
 def survey() -> Machine:
     machine = Machine(python=platform.python_version(), platform=f"{platform.system()} {platform.machine()}")
-    for module, (distribution, _) in {**NEEDED, **OPTIONAL}.items():
+    for module, (distribution, _stops) in {**NEEDED, **OPTIONAL}.items():
         machine.packages[distribution] = _version(distribution, module)
     machine.bubblewrap = shutil.which("bwrap") is not None
     if machine.packages["torch"] is None:
@@ -88,16 +92,19 @@ def survey() -> Machine:
 
             machine.torchvision = torchvision.__version__
         except Exception as err:  # a torchvision built for another torch fails to import: say so
-            machine.torchvision = f"unusable ({type(err).__name__}: {str(err)[:120]})"
+            error = f"{type(err).__name__}: {str(err)[:120]}"
+            machine.torchvision = say("unusable ({error})", error=error)
     if torch.cuda.is_available():
         props = torch.cuda.get_device_properties(0)
         count = torch.cuda.device_count()
-        machine.cuda = (f"{props.name} (compute capability {props.major}.{props.minor}, "
-                        f"{props.total_memory / 2**30:.0f} GiB, {count} device{'s' * (count > 1)})")
+        machine.cuda = say(N_("{name} (compute capability {major}.{minor}, {memory:.0f} GiB, {count} devices)")
+                           if count > 1 else N_("{name} (compute capability {major}.{minor}, {memory:.0f} GiB, "
+                                                "{count} device)"), name=props.name, major=props.major,
+                           minor=props.minor, memory=props.total_memory / 2**30, count=count)
         machine.driver = _driver()
     else:
         machine.cuda_why_not = ("torch.cuda.is_available() is False" if torch.version.cuda
-                                else "this torch is a CPU build")
+                                else _("this torch is a CPU build"))
     machine.mps = torch.backends.mps.is_available()
     machine.simulator, machine.simulator_why = sim.support()
     return machine
@@ -117,9 +124,9 @@ def _driver() -> str | None:
 
 @dataclass(frozen=True)
 class Step:
-    name: str
+    name: str  # in English (the doctor's key for it); shown as _(name)
     where: list[str]  # accelerators it runs on ("cuda", "mps", "sim", "cpu"); empty: it can't run here
-    why: str  # where it runs, or why it can't
+    why: str  # where it runs, or why it can't (in the kata's language)
     full: bool = False  # run by `kata doctor --full` only
 
 
@@ -129,29 +136,33 @@ def plan(machine: Machine, has_solutions: bool) -> list[Step]:
     of solutions/, the GPU rows of kata bench and the sync cross-check)."""
     accelerators = machine.accelerators
     first = accelerators[0] if accelerators else None
-    checks_why = {"cuda": f"on real CUDA ({machine.cuda})", "mps": "on Apple MPS (no CUDA here)",
-                  "sim": "on the simulated accelerator (no CUDA or MPS here)", None: "skipped: no CUDA or MPS, and "
-                  + machine.simulator_why}[first]
-    steps = [Step("the checks marked cuda (pytest exercises, kata.check)", [first] if first else [], checks_why),
-             Step("kata bench", ["cpu", "cuda"] if machine.cuda else ["cpu"],
-                  "CPU and CUDA rows" if machine.cuda else "CPU rows only: its GPU rows need CUDA"),
-             Step("conformance table", accelerators,
-                  "on " + _names(accelerators) if accelerators else "no accelerator, and " + machine.simulator_why)]
+    checks_why = (say("on real CUDA ({gpu})", gpu=machine.cuda) if first == "cuda" else
+                  _("on Apple MPS (no CUDA here)") if first == "mps" else
+                  _("on the simulated accelerator (no CUDA or MPS here)") if first == "sim" else
+                  say("skipped: no CUDA or MPS, and {why}", why=machine.simulator_why))
+    steps = [Step(N_("the checks marked cuda (pytest exercises, kata.check)"), [first] if first else [], checks_why),
+             Step(N_("kata bench"), ["cpu", "cuda"] if machine.cuda else ["cpu"],
+                  _("CPU and CUDA rows") if machine.cuda else _("CPU rows only: its GPU rows need CUDA")),
+             Step(N_("conformance table"), accelerators,
+                  say("on {accelerators}", accelerators=_names(accelerators)) if accelerators
+                  else say("no accelerator, and {why}", why=machine.simulator_why))]
     missing = [name for name in ("pytest", "pytest-benchmark", "pytest-timeout", "hypothesis")
                if machine.packages.get(name) is None]
     if missing:
-        why = f"pytest can't run the checks without {', '.join(missing)}"
-        return steps + [Step(name, [], why, full=True) for name in ("cuda-marked checks", "kata bench GPU rows")] + [
-            Step("sync cross-check", ["cuda"] if machine.cuda and machine.simulator else [], _cross_check_why(machine),
-                 full=True)]
+        why = say("pytest can't run the checks without {packages}", packages=", ".join(missing))
+        return steps + [Step(name, [], why, full=True) for name in (N_("cuda-marked checks"),
+                                                                    N_("kata bench GPU rows"))] + [
+            Step(N_("sync cross-check"), ["cuda"] if machine.cuda and machine.simulator else [],
+                 _cross_check_why(machine), full=True)]
     steps.append(Step("cuda-marked checks", accelerators if has_solutions else [],
-                      f"pytest solutions -m cuda on {_names(accelerators)}" if has_solutions
-                      else "this copy has no solutions/ (a student release): nothing known to pass to run them on",
+                      say("pytest solutions -m cuda on {accelerators}", accelerators=_names(accelerators))
+                      if has_solutions else
+                      _("this copy has no solutions/ (a student release): nothing known to pass to run them on"),
                       full=True))
     steps.append(Step("kata bench GPU rows", ["cuda"] if machine.cuda and has_solutions else [],
-                      "the epoch benchmarks on CUDA" if machine.cuda and has_solutions
-                      else "no CUDA here: a GPU's timings need a GPU" if not machine.cuda
-                      else "no solutions/ to time", full=True))
+                      _("the epoch benchmarks on CUDA") if machine.cuda and has_solutions
+                      else _("no CUDA here: a GPU's timings need a GPU") if not machine.cuda
+                      else _("no solutions/ to time"), full=True))
     steps.append(Step("sync cross-check", ["cuda"] if machine.cuda and machine.simulator else [],
                       _cross_check_why(machine), full=True))
     return steps
@@ -159,13 +170,13 @@ def plan(machine: Machine, has_solutions: bool) -> list[Step]:
 
 def _cross_check_why(machine: Machine) -> str:
     if not machine.cuda:
-        return "needs CUDA: it compares the simulator's sync counts with torch.cuda.set_sync_debug_mode's"
+        return _("needs CUDA: it compares the simulator's sync counts with torch.cuda.set_sync_debug_mode's")
     if not machine.simulator:
-        return f"the simulator can't run here ({machine.simulator_why})"
-    return "the table's sync rows, counted by torch.cuda.set_sync_debug_mode and by the simulator"
+        return say("the simulator can't run here ({why})", why=machine.simulator_why)
+    return _("the table's sync rows, counted by torch.cuda.set_sync_debug_mode and by the simulator")
 
 
 def _names(accelerators: list[str]) -> str:
-    words = {"cuda": "real CUDA", "mps": "Apple MPS", "sim": "the simulated accelerator"}
-    return " and ".join(words[a] for a in accelerators)
+    words = {"cuda": N_("real CUDA"), "mps": N_("Apple MPS"), "sim": N_("the simulated accelerator")}
+    return _(" and ").join(_(words[a]) for a in accelerators)
 

@@ -11,25 +11,48 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from kata.i18n import N_, _, say
+
 __all__ = ["JSON_NAME", "MARKDOWN_NAME", "markdown", "write"]
 
 JSON_NAME, MARKDOWN_NAME = "doctor-report.json", "doctor-report.md"
-_WHERE = {"cuda": "real CUDA", "mps": "Apple MPS", "sim": "the simulated accelerator"}
+_WHERE = {"cuda": N_("real CUDA"), "mps": N_("Apple MPS"), "sim": N_("the simulated accelerator")}
+
+
+def _where(kind: str) -> str:
+    return _(_WHERE[kind])
+
+
+def _yes(flag) -> str:
+    return _("yes") if flag else _("no")
+
+
+def _timing(name: str) -> str:
+    """A key of the report's timings (English, as kata doctor names them) in the kata's language."""
+    for kind, where in _WHERE.items():
+        if name == f"table on {where}":
+            return say("table on {where}", where=_where(kind))
+        if name == f"cuda-marked checks on {where}":
+            return say("cuda-marked checks on {where}", where=_where(kind))
+    return _(name) if name in (N_("kata bench GPU rows"), N_("in all")) else name
 
 
 def _machine(m: dict) -> list[str]:
     packages = ", ".join(f"{name} {version}" for name, version in m["packages"].items() if version)
-    missing = ", ".join(name for name, version in m["packages"].items() if not version) or "none"
+    missing = ", ".join(name for name, version in m["packages"].items() if not version) or _("none")
+    cuda = m["cuda"] or say("none ({why})", why=m["cuda_why_not"])
     return [
-        f"- Python {m['python']} on {m['platform']}",
-        f"- torch {m['torch']} (built for CUDA {m['torch_cuda']})" if m["torch_cuda"] else f"- torch {m['torch']}",
+        say("- Python {python} on {platform}", python=m["python"], platform=m["platform"]),
+        say("- torch {torch} (built for CUDA {cuda})", torch=m["torch"], cuda=m["torch_cuda"]) if m["torch_cuda"]
+        else f"- torch {m['torch']}",
         f"- torchvision {m['torchvision']}",
-        f"- CUDA: {m['cuda'] or 'none (' + m['cuda_why_not'] + ')'}"
-        + (f", NVIDIA driver {m['driver']}" if m.get("driver") else ""),
-        f"- MPS: {'yes' if m['mps'] else 'no'}",
-        f"- simulated accelerator: {'yes' if m['simulator'] else 'no'} ({m['simulator_why']})",
-        f"- packages: {packages}",
-        f"- missing: {missing}; bubblewrap (kata grade's sandbox): {'yes' if m['bubblewrap'] else 'no'}",
+        say("- CUDA: {cuda}, NVIDIA driver {driver}", cuda=cuda, driver=m["driver"]) if m.get("driver")
+        else f"- CUDA: {cuda}",
+        f"- MPS: {_yes(m['mps'])}",
+        say("- simulated accelerator: {yes} ({why})", yes=_yes(m["simulator"]), why=m["simulator_why"]),
+        say("- packages: {packages}", packages=packages),
+        say("- missing: {missing}; bubblewrap (kata grade's sandbox): {yes}", missing=missing,
+            yes=_yes(m["bubblewrap"])),
     ]
 
 
@@ -37,13 +60,14 @@ def _tables(tables: dict, rows: dict) -> list[str]:
     lines = []
     for kind, table in tables.items():
         if "not_run" in table:
-            lines.append(f"- {_WHERE[kind]}: not run: {table['not_run']}")
+            lines.append(say("- {where}: not run: {why}", where=_where(kind), why=table["not_run"]))
             continue
-        lines.append(f"- {_WHERE[kind]}: **{table['summary']}** ({table['seconds']:.1f} s)")
+        lines.append(say("- {where}: **{summary}** ({seconds:.1f} s)", where=_where(kind), summary=table["summary"],
+                         seconds=table["seconds"]))
         for outcome in table["outcomes"]:
             if outcome["status"] != "holds":
                 row = rows.get(outcome["id"], {})
-                lines.append(f"  - {outcome['status']}: `{outcome['id']}`, {row.get('behaviour', '')}: "
+                lines.append(f"  - {_(outcome['status'])}: `{outcome['id']}`, {_(row.get('behaviour', ''))}: "
                              f"{outcome['got']}" + (f" (CUDA: {row['cuda']})" if outcome["status"] == "differs"
                                                     and row.get("cuda") else ""))
     return lines
@@ -53,42 +77,46 @@ def _checks(checks: dict) -> list[str]:
     lines = []
     for kind, result in checks.items():
         if "not_run" in result:
-            lines.append(f"- {_WHERE[kind]}: not run: {result['not_run']}")
+            lines.append(say("- {where}: not run: {why}", where=_where(kind), why=result["not_run"]))
             continue
-        lines.append(f"- {_WHERE[kind]}: {result['passed']} passed, {result['failed']} failed, {result['skipped']} "
-                     f"skipped ({result['seconds']:.0f} s)")
-        lines += [f"  - failed: `{name}`" for name in result["failures"]]
+        lines.append(say("- {where}: {passed} passed, {failed} failed, {skipped} skipped ({seconds:.0f} s)",
+                         where=_where(kind), passed=result["passed"], failed=result["failed"],
+                         skipped=result["skipped"], seconds=result["seconds"]))
+        lines += [say("  - failed: `{name}`", name=name) for name in result["failures"]]
     return lines
 
 
 def _cross_check(cross: dict) -> list[str]:
     if "not_run" in cross:
-        return [f"Not run: {cross['not_run']}."]
-    lines = ["| behaviour | CUDA's sync debug mode | the simulator | agree |", "|---|---|---|---|"]
-    lines += [f"| `{r['id']}` | {r['cuda']} | {r['sim']} | {'yes' if r['agree'] else '**no**'} |"
+        return [say("Not run: {why}.", why=cross["not_run"])]
+    lines = [_("| behaviour | CUDA's sync debug mode | the simulator | agree |"), "|---|---|---|---|"]
+    lines += [f"| `{r['id']}` | {r['cuda']} | {r['sim']} | {_yes(True) if r['agree'] else '**' + _yes(False) + '**'} |"
               for r in cross["rows"]]
     return lines + ["", cross["summary"]]
 
 
 def markdown(report: dict) -> str:
     m = report["machine"]
-    title = f"kata doctor: {m['cuda']}" if m["cuda"] else "kata doctor: no CUDA on this machine"
-    lines = [f"# {title}", "", f"{report['date']}, `kata doctor{' --full' if report['full'] else ''}`, "
-             f"{report['seconds']:.0f} s in all.", "", "## The machine", "", *_machine(m), "",
-             "## What ran where", ""]
-    lines += [f"- {s['name']}: {s['why']}" for s in report["plan"]]
-    lines += ["", "## The conformance table", "", f"`kata/conformance/table.toml`, {report['behaviours']} "
-              "behaviours, each CUDA's, with its source.", "", *_tables(report["conformance"], report["rows"])]
+    title = f"kata doctor: {m['cuda']}" if m["cuda"] else _("kata doctor: no CUDA on this machine")
+    command = f"`kata doctor{' --full' if report['full'] else ''}`"
+    lines = [f"# {title}", "", say("{date}, {command}, {seconds:.0f} s in all.", date=report["date"], command=command,
+                                   seconds=report["seconds"]), "", _("## The machine"), "", *_machine(m), "",
+             _("## What ran where"), ""]
+    lines += [f"- {_(s['name'])}: {s['why']}" for s in report["plan"]]
+    lines += ["", _("## The conformance table"), "",
+              say("`kata/conformance/table.toml`, {count} behaviours, each CUDA's, with its source.",
+                  count=report["behaviours"]), "", *_tables(report["conformance"], report["rows"])]
     if report["full"]:
-        lines += ["", "## The checks marked cuda (`pytest solutions -m cuda`)", "", *_checks(report["checks"])]
+        lines += ["", _("## The checks marked cuda (`pytest solutions -m cuda`)"), "", *_checks(report["checks"])]
         bench = report["bench"]
-        lines += ["", "## kata bench: the GPU rows", ""]
-        lines += ([f"Not run: {bench['not_run']}."] if "not_run" in bench
+        lines += ["", _("## kata bench: the GPU rows"), ""]
+        lines += ([say("Not run: {why}.", why=bench["not_run"])] if "not_run" in bench
                   else ["```", bench["table"], "```", "", *bench["ratios"]])
-        lines += ["", "## The sync counter against torch.cuda.set_sync_debug_mode", "",
+        lines += ["", _("## The sync counter against torch.cuda.set_sync_debug_mode"), "",
                   *_cross_check(report["sync_cross_check"])]
-    lines += ["", "## Not run here", ""] + ([f"- {line}" for line in report["not_run"]] or ["- nothing"])
-    lines += ["", "## Timings", "", *[f"- {name}: {seconds:.1f} s" for name, seconds in report["timings"].items()]]
+    lines += ["", _("## Not run here"), ""] + ([f"- {line}" for line in report["not_run"]] or [_("- nothing")])
+    lines += ["", _("## Timings"), "", *[say("- {name}: {seconds:.1f} s", name=_timing(name), seconds=seconds)
+                                         for name, seconds in report["timings"].items()]]
     return "\n".join(lines) + "\n"
 
 

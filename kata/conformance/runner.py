@@ -27,11 +27,16 @@ import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["TABLE", "Behaviour", "NotRunnable", "Outcome", "device_for", "load", "run", "run_one", "summary"]
+from kata.i18n import N_, _, say
+
+__all__ = ["STATUSES", "TABLE", "Behaviour", "NotRunnable", "Outcome", "device_for", "load", "run", "run_one",
+           "summary"]
 
 TABLE = Path(__file__).with_name("table.toml")
 _EXPECTATIONS = ("value", "raises", "syncs")
 _SYNC_WARNING = "called a synchronizing"
+# An outcome's status: a token in the JSON, shown as _(status).
+STATUSES = (N_("holds"), N_("refused"), N_("differs"), N_("not run"))
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,8 @@ class Behaviour:
 @dataclass(frozen=True)
 class Outcome:
     id: str
-    status: str  # "holds" | "refused" | "differs" | "not run"
-    got: str = ""  # what happened, in words (for "differs", "refused" and "not run")
+    status: str  # one of STATUSES: "holds" | "refused" | "differs" | "not run"
+    got: str = ""  # what happened, in words (for "differs", "refused" and "not run"), in the kata's language
     syncs: int | None = None  # the syncs counted, for a syncs row
 
     def as_dict(self) -> dict:
@@ -129,8 +134,8 @@ class _SyncCount:
                 yield
             self.total = syncs.total
         else:
-            raise NotRunnable(f"syncs can't be counted on {self.dev.type}: only CUDA's sync debug mode and the "
-                              f"simulator count them")
+            raise NotRunnable(say("syncs can't be counted on {type}: only CUDA's sync debug mode and the simulator "
+                                  "count them", type=self.dev.type))
 
 
 def _execute(source: str, namespace: dict):
@@ -167,7 +172,7 @@ class _Elsewhere:
 
     def __call__(self, path, map_location=None):
         if self.dev.type == "mps":
-            raise NotRunnable("MPS can't be hidden from a fresh process")
+            raise NotRunnable(_("MPS can't be hidden from a fresh process"))
         if self.proc is None:
             env = {**os.environ, "CUDA_VISIBLE_DEVICES": ""}
             self.errors = tempfile.TemporaryFile(mode="w+")  # (a pipe nobody reads could fill and block it)
@@ -181,7 +186,8 @@ class _Elsewhere:
             line = ""
         if not line:
             self.errors.seek(0)
-            raise NotRunnable(f"the fresh process ended (exit {self.proc.wait()}): {self.errors.read()[-300:]}")
+            raise NotRunnable(say("the fresh process ended (exit {code}): {errors}", code=self.proc.wait(),
+                                  errors=self.errors.read()[-300:]))
         answer = json.loads(line)
         if "error" in answer:
             raise getattr(builtins, answer["error"], RuntimeError)(answer["message"])
@@ -206,7 +212,7 @@ def _namespace(dev, tmp: Path, elsewhere: _Elsewhere) -> dict:
         from matplotlib.figure import Figure
     except ImportError:
         def Figure(*args, **kwargs):  # stands in for the class
-            raise NotRunnable("matplotlib is not installed")
+            raise NotRunnable(_("matplotlib is not installed"))
     module = torch.get_device_module(dev)
     return {"torch": torch, "nn": nn, "F": F, "np": np, "io": io, "copy": copy, "Figure": Figure,
             "DataLoader": DataLoader, "TensorDataset": TensorDataset, "dev": dev, "tmp": tmp,
@@ -231,9 +237,10 @@ def _raised(expected: dict, dev, err: BaseException | None) -> bool:
 
 
 def _describe(result, err: BaseException | None) -> str:
-    if err is not None:
-        return f"raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"[:300]
-    return f"gave {result!r}"[:300]
+    if err is not None:  # PyTorch's words, as it raised them
+        return say("raised {error}: {message}", error=type(err).__name__,
+                   message=str(err).splitlines()[0] if str(err) else "")[:300]
+    return say("gave {result!r}", result=result)[:300]
 
 
 def _try(row: Behaviour, dev, elsewhere) -> tuple[object, BaseException | None, int | None]:
@@ -279,7 +286,8 @@ def run_one(row: Behaviour, dev, simulated: bool, elsewhere: _Elsewhere) -> Outc
     else:
         want = row.expect["syncs"]
         holds = syncs > 0 if want is True else syncs == 0 if want is False else syncs == want
-        return Outcome(row.id, "holds" if holds else "differs", f"{syncs} sync{'s' * (syncs != 1)}", syncs)
+        counted = say("{count} sync", count=syncs) if syncs == 1 else say("{count} syncs", count=syncs)
+        return Outcome(row.id, "holds" if holds else "differs", counted, syncs)
     return Outcome(row.id, "holds" if holds else "differs", "" if holds else _describe(result, err))
 
 
@@ -298,11 +306,11 @@ def summary(outcomes: list[Outcome]) -> str:
     """``146/148 behaviours as on CUDA; 2 refused loudly by the simulator, as the table marks them``."""
     counts = {status: sum(o.status == status for o in outcomes) for status in ("holds", "refused", "differs",
                                                                                   "not run")}
-    parts = [f"{counts['holds']}/{len(outcomes)} behaviours as on CUDA"]
+    parts = [say("{holds}/{total} behaviours as on CUDA", holds=counts["holds"], total=len(outcomes))]
     if counts["refused"]:
-        parts.append(f"{counts['refused']} refused loudly by the simulator, as the table marks them")
+        parts.append(say("{count} refused loudly by the simulator, as the table marks them", count=counts["refused"]))
     if counts["differs"]:
-        parts.append(f"{counts['differs']} differ")
+        parts.append(say("{count} differ", count=counts["differs"]))
     if counts["not run"]:
-        parts.append(f"{counts['not run']} not run")
+        parts.append(say("{count} not run", count=counts["not run"]))
     return "; ".join(parts)

@@ -23,6 +23,7 @@ import torchvision
 from torchvision.datasets.utils import calculate_md5
 
 from kata.data.layout import ATTRIBUTE_NAMES, IMAGE_FOLDER, MARKER_NAME, PARTIAL_NAME, SMILING, TEXT_FILES
+from kata.i18n import say
 
 __all__ = [
     "ATTRIBUTE_NAMES", "SMILING", "MARKER_NAME", "TEXT_FILES", "CelebA", "CelebAError",
@@ -63,49 +64,55 @@ def is_synthetic(root) -> bool:
 def _how_to_get_data(root) -> str:
     folder = Path(root).expanduser() / "celeba"
     files = "\n".join(f"        {folder / name}" for name in TEXT_FILES)
-    return (
-        "\nTo get data:\n"
-        f"  * the kata's synthetic CelebA (no download; half a minute):\n"
-        f"        kata data --root {shlex.quote(str(root))}\n"
-        f"  * the real CelebA (img_align_celeba.zip and the five text files, from\n"
-        f"    https://mmlab.ie.cuhk.edu.hk/projects/CelebA.html), laid out as:\n"
-        f"        {folder / IMAGE_FOLDER}/   (the unzipped 000001.jpg ... 202599.jpg)\n"
-        f"{files}\n"
-        f"    (download=True fetches it with gdown, but Google Drive's quota often refuses.)"
-    )
+    return "\n" + say(
+        "To get data:\n"
+        "  * the kata's synthetic CelebA (no download; half a minute):\n"
+        "        kata data --root {root}\n"
+        "  * the real CelebA (img_align_celeba.zip and the five text files, from\n"
+        "    https://mmlab.ie.cuhk.edu.hk/projects/CelebA.html), laid out as:\n"
+        "        {images}/   (the unzipped 000001.jpg ... 202599.jpg)\n"
+        "{files}\n"
+        "    (download=True fetches it with gdown, but Google Drive's quota often refuses.)",
+        root=shlex.quote(str(root)), images=folder / IMAGE_FOLDER, files=files)
 
 
 def _diagnose(root, file_list) -> CelebAError | None:
     """What is wrong with ROOT/celeba, as an error to raise; None if nothing is."""
     folder = Path(root).expanduser() / "celeba"
     if not folder.is_dir():
-        what = "is a file, not a folder" if folder.exists() else "does not exist"
-        return DatasetNotFoundError(f"No CelebA under {root}: {folder} {what}.{_how_to_get_data(root)}")
+        if folder.exists():
+            problem = say("No CelebA under {root}: {folder} is a file, not a folder.", root=root, folder=folder)
+        else:
+            problem = say("No CelebA under {root}: {folder} does not exist.", root=root, folder=folder)
+        return DatasetNotFoundError(problem + _how_to_get_data(root))
     synthetic = is_synthetic(root)
     if not synthetic and (folder / PARTIAL_NAME).exists():
-        return DatasetNotFoundError(
-            f"{folder} holds an unfinished synthetic CelebA (its drawing was interrupted: there is "
-            f"{PARTIAL_NAME} but no {MARKER_NAME}). Run `kata data --root {shlex.quote(str(root))}` "
-            "again to finish it.")
-    missing = [] if (folder / IMAGE_FOLDER).is_dir() else [f"the image folder {IMAGE_FOLDER}/"]
+        return DatasetNotFoundError(say(
+            "{folder} holds an unfinished synthetic CelebA (its drawing was interrupted: there is {partial} but "
+            "no {marker}). Run `kata data --root {root}` again to finish it.",
+            folder=folder, partial=PARTIAL_NAME, marker=MARKER_NAME, root=shlex.quote(str(root))))
+    missing = [] if (folder / IMAGE_FOLDER).is_dir() else [say("the image folder {folder}/", folder=IMAGE_FOLDER)]
     missing += [name for _, _, name in file_list
                 if not name.endswith((".zip", ".7z")) and not (folder / name).is_file()]
     if missing:
-        kind = "synthetic CelebA" if synthetic else "CelebA"
-        return DatasetNotFoundError(
-            f"The {kind} under {folder} is incomplete: missing {', '.join(missing)}.{_how_to_get_data(root)}")
+        incomplete = (say("The synthetic CelebA under {folder} is incomplete: missing {missing}.", folder=folder,
+                          missing=", ".join(missing)) if synthetic else
+                      say("The CelebA under {folder} is incomplete: missing {missing}.", folder=folder,
+                          missing=", ".join(missing)))
+        return DatasetNotFoundError(incomplete + _how_to_get_data(root))
     if synthetic:
         return None
-    for _, md5, name in file_list:
+    for _url, md5, name in file_list:
         if name.endswith((".zip", ".7z")):
             continue
         actual = calculate_md5(folder / name)
         if actual != md5:
-            return DatasetChecksumError(
-                f"{folder / name} fails its MD5 checksum (expected {md5}, got {actual}): the file is "
-                f"corrupted or is not the official CelebA file. Download it again.\n"
-                f"(A synthetic set drawn by `kata data` carries {MARKER_NAME}, which skips this check; "
-                f"{folder} has none. To redraw one elsewhere: kata data --root OTHER_ROOT)")
+            return DatasetChecksumError(say(
+                "{file} fails its MD5 checksum (expected {expected}, got {actual}): the file is corrupted or is "
+                "not the official CelebA file. Download it again.\n"
+                "(A synthetic set drawn by `kata data` carries {marker}, which skips this check; {folder} has "
+                "none. To redraw one elsewhere: kata data --root OTHER_ROOT)",
+                file=folder / name, expected=md5, actual=actual, marker=MARKER_NAME, folder=folder))
     return None
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import kata
 from kata import curriculum
+from kata.audit import texts
 from kata.audit.reference import Reference, fingerprint, new_seed, saved_run
 from kata.grading import sandbox
 from kata.grading.intake import GradeError, Submission, name_submissions
@@ -29,6 +30,7 @@ from kata.grading.runner import Graded, Job, grade_submission
 from kata.grading.sandbox import Limits, Roots
 from kata.grading.scoring import Scheme, Score, finish, score
 from kata.grading.slots import Slot
+from kata.i18n import _, language, say
 from kata.project import Project, locate
 
 __all__ = ["grade"]
@@ -53,8 +55,8 @@ def grade(paths: list[str | Path], out: str | Path, limits: Limits | None = None
     jobs = max(1, jobs or os.cpu_count() or 1)
     project = locate()
     if not project.has_solutions:
-        raise GradeError(f"no reference solutions in {project.root} (a student release?): grading needs the "
-                         "teacher's copy of the kata, with solutions/")
+        raise GradeError(say("no reference solutions in {root} (a student release?): grading needs the teacher's "
+                             "copy of the kata, with solutions/", root=project.root))
     subs = name_submissions(paths)
     out = Path(out).expanduser().resolve()
     work = Path(tempfile.mkdtemp(prefix="kata-grade-"))
@@ -64,7 +66,7 @@ def grade(paths: list[str | Path], out: str | Path, limits: Limits | None = None
                       work, progress, echo)
     finally:
         if keep:
-            echo(f"kata grade: working folders kept in {work}")
+            echo(say("kata grade: working folders kept in {work}", work=work))
         else:
             shutil.rmtree(work, ignore_errors=True)
 
@@ -94,7 +96,7 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
         for slot in slots:
             slot.ready()
         fp = fingerprint(project, slow=limits.slow, test_timeout=limits.test_timeout, memory_mb=limits.memory_mb,
-                         sandbox=plan.kind)
+                         sandbox=plan.kind, lang=language())
         saved = saved_run(reference_path, fp)
         if saved is None:
             reference_run = grade_submission(pool[0], Submission("reference", project.solutions),
@@ -102,10 +104,11 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
             saved = {"fingerprint": fp, "checks": list(reference_run.results), "results": reference_run.results,
                      "seconds": round(reference_run.seconds, 1), "created": time.strftime("%Y-%m-%d %H:%M:%S")}
             if not reference_run.results or not any(r["outcome"] == "passed" for r in reference_run.results.values()):
-                raise GradeError("the reference solutions could not be checked here:\n"
+                raise GradeError(_("the reference solutions could not be checked here:") + "\n"
                                  + "\n".join(reference_run.log)[-3000:])
         else:
-            echo(f"kata grade: reference solutions: reusing {reference_path} ({len(saved['checks'])} checks)")
+            echo(say("kata grade: reference solutions: reusing {path} ({n} checks)", path=reference_path,
+                     n=len(saved["checks"])))
         for job in pool:
             job.order = list(saved["checks"])
         graded = _run_all(pool, subs, progress)
@@ -115,8 +118,7 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
             job.checks.stop()
     unavailable = [f for f, v in ref.verdicts({}).items() if (v or "").startswith("unavailable")]
     scheme = Scheme.from_reference(saved, unavailable)
-    scheme.warnings += [f"the reference could not make the audit's record {f} here: the checks resting on it "
-                        "rest on the sandbox's report this run" for f in ref.failures()]
+    scheme.warnings += [say(texts.NO_RECORD, record=f) for f in ref.failures()]
     scores = []
     for g in graded:
         finish(g, scheme.checks, limits.timeout)
@@ -130,12 +132,12 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
         reference_path.parent.mkdir(parents=True, exist_ok=True)
         reference_path.write_text(json.dumps(saved, indent=1))
     for warning in scheme.warnings:
-        echo(f"warning: {warning}")
+        echo(say("warning: {warning}", warning=warning))
     if subs:
-        echo(f"kata grade: {len(subs)} submission{'s' if len(subs) != 1 else ''} in {seconds:.1f} s "
-             f"({seconds / len(subs):.1f} s each with --jobs {len(pool)}); {limits.describe()}")
+        echo(say(texts.GRADED[len(subs) != 1], n=len(subs), seconds=seconds, each=seconds / len(subs),
+                 jobs=len(pool), limits=limits.describe()))
         echo(class_table(scores, scheme))
-    echo(f"wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/, reference.json")
+    echo(say("wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/, reference.json", out=out))
     return scores
 
 
@@ -158,7 +160,7 @@ def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Gr
 
     graded = []
     with ThreadPoolExecutor(len(pool)) as workers, tqdm(
-            total=len(subs), desc="kata grade", unit="submission", disable=not progress or not subs,
+            total=len(subs), desc="kata grade", unit=_("submission"), disable=not progress or not subs,
             file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
         try:
             for g in workers.map(one, subs):

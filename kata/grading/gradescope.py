@@ -19,6 +19,8 @@ import shlex
 import zipfile
 from pathlib import Path
 
+from kata.audit import texts
+from kata.i18n import _, language
 from kata.project import Project, locate
 
 __all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", "write"]
@@ -99,26 +101,12 @@ fi
 exit 0
 """
 
-README = """A Gradescope autograder for device-kata, written by `kata gradescope`.
-
-Upload this zip as the assignment's autograder ("Zip file upload"); choose an
-Ubuntu 22.04 or newer base image and a container of at least __CONTAINER__ MB of
-memory: a submission's processes together get at most __MEMORY__ MB (--memory),
-the rest is the grader's. setup.sh installs the kata (and bubblewrap) and checks
-the reference solutions once; run_autograder grades each submission with the
-bundle's own `kata grade`, as an unprivileged user, and writes
-/autograder/results/results.json. Students submit their exercises/ folder (or
-its .py files, one per exercise, or a zip of either).
-
-Grading options baked in: __OPTIONS__
-"""
-
 
 def options_of(args) -> list[str]:
     """The grading options of ``kata gradescope`` as ``kata grade`` arguments."""
     options = ["--timeout", f"{args.timeout:g}", "--test-timeout", f"{args.test_timeout:g}",
                "--memory", str(args.memory), "--processes", str(args.processes), "--disk", str(args.disk)]
-    return options + (["--slow"] if args.slow else [])
+    return options + (["--slow"] if args.slow else []) + (["--lang", language()] if language() != "en" else [])
 
 
 def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
@@ -141,10 +129,11 @@ def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
 def bundle(options: list[str], memory_mb: int) -> list[tuple[str, bytes, int]]:
     """(archive path, content, mode) for every file of the autograder."""
     text = " ".join(shlex.quote(o) for o in options)
-    readme = README.replace("__OPTIONS__", text).replace("__MEMORY__", f"{memory_mb:,}")
+    readme = _(texts.README).replace("__OPTIONS__", text).replace("__MEMORY__", f"{memory_mb:,}")
     readme = readme.replace("__CONTAINER__", f"{max(CONTAINER_MB, memory_mb + 512):,}")
     files = [("setup.sh", SETUP_SH.replace("__OPTIONS__", text).encode(), 0o755),
-             ("run_autograder", RUN_AUTOGRADER.replace("__OPTIONS__", text).encode(), 0o755),
+             ("run_autograder", RUN_AUTOGRADER.replace("__OPTIONS__", text).replace(texts.FAILED, _(texts.FAILED))
+              .replace(texts.TELL, _(texts.TELL)).encode(), 0o755),
              ("README.txt", readme.encode(), 0o644)]
     for rel, path in source_files():
         files.append((f"{SOURCE_DIR}/{rel}", path.read_bytes(), 0o644))

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from kata import curriculum
+from kata.i18n import say
 
 __all__ = ["MODULE_LIMIT", "GradeError", "Submission", "Taken", "name_submissions", "take"]
 
@@ -55,12 +56,12 @@ def name_submissions(paths: list[str | Path]) -> list[Submission]:
     """A :class:`Submission` per path, each with a name of its own (``alice``, then ``alice-2``, ...)."""
     missing = [str(p) for p in paths if not os.path.lexists(p)]
     if missing:
-        raise GradeError("no such file or folder: " + ", ".join(missing))
+        raise GradeError(say("no such file or folder: {paths}", paths=", ".join(missing)))
     wanted = []
     for p in paths:
         path = Path(p).expanduser().absolute()
         if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
-            raise GradeError(f"{p}: a submission is a folder or a .zip file")
+            raise GradeError(say("{path}: a submission is a folder or a .zip file", path=p))
         base = path.name[:-4] if path.suffix.lower() == ".zip" and path.is_file() else path.name
         wanted.append((path, re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"))
     taken, subs = set(), []
@@ -93,7 +94,7 @@ def _resolve_inside(path: Path, top: Path) -> tuple[Path | None, str]:
     real = Path(os.path.realpath(path))
     if not real.is_relative_to(Path(os.path.realpath(top))):
         shown = path.relative_to(top) if path.is_relative_to(top) else path
-        return None, f"refused: {shown} is a link to {real}, outside the hand-in"
+        return None, say("refused: {shown} is a link to {real}, outside the hand-in", shown=shown, real=real)
     return real, ""
 
 
@@ -126,14 +127,14 @@ def _from_folder(top: Path, trusted: bool = False) -> Taken:
         if not stat.S_ISREG(info.st_mode):
             continue
         if info.st_nlink > 1 and not trusted:
-            taken.problems.append(f"refused: {shown} is a hard link (it has {info.st_nlink} names, so it may be a "
-                                  "file from elsewhere): hand in a copy")
+            taken.problems.append(say("refused: {shown} is a hard link (it has {n} names, so it may be a file from "
+                                      "elsewhere): hand in a copy", shown=shown, n=info.st_nlink))
             continue
         try:
             with open(path, "rb") as f:
                 data = f.read(MODULE_LIMIT + 1)
         except OSError as err:
-            taken.problems.append(f"{shown} could not be read ({err.strerror})")
+            taken.problems.append(say("{shown} could not be read ({why})", shown=shown, why=err.strerror))
             continue
         _keep(taken, name, data, str(shown))
     return taken
@@ -141,7 +142,7 @@ def _from_folder(top: Path, trusted: bool = False) -> Taken:
 
 def _keep(taken: Taken, name: str, data: bytes, shown: str) -> None:
     if len(data) > MODULE_LIMIT:
-        taken.problems.append(f"{shown} is larger than {MODULE_LIMIT >> 20} MB: not taken")
+        taken.problems.append(say("{shown} is larger than {mb} MB: not taken", shown=shown, mb=MODULE_LIMIT >> 20))
         return
     taken.files[name] = data.decode("utf-8", "replace")
 
@@ -151,7 +152,7 @@ def _from_zip(source: Path) -> Taken:
     try:
         archive = zipfile.ZipFile(source)
     except (zipfile.BadZipFile, OSError) as err:
-        taken.problems.append(f"not a readable zip file ({err})")
+        taken.problems.append(say("not a readable zip file ({err})", err=err))
         return taken
     with archive:
         folders: dict[tuple[str, ...], dict[str, zipfile.ZipInfo]] = {}
@@ -162,10 +163,11 @@ def _from_zip(source: Path) -> Taken:
             if not parts or "__MACOSX" in parts:
                 continue
             if raw.startswith("/") or ".." in parts or re.match(r"^[A-Za-z]:", raw):
-                taken.problems.append(f"refused: the zip entry {info.filename} points outside the hand-in")
+                taken.problems.append(say("refused: the zip entry {name} points outside the hand-in",
+                                          name=info.filename))
                 continue
             if stat.S_ISLNK(info.external_attr >> 16):
-                taken.problems.append(f"refused: the zip entry {info.filename} is a link")
+                taken.problems.append(say("refused: the zip entry {name} is a link", name=info.filename))
                 continue
             if len(parts) > 1:
                 tops.add(parts[0])
@@ -178,11 +180,12 @@ def _from_zip(source: Path) -> Taken:
         folder = next((c for c in candidates if c in folders and _holds_modules(folders[c])), None)
         for name, info in sorted(folders.get(folder, {}).items())[:MAX_FILES] if folder is not None else []:
             if info.file_size > MODULE_LIMIT:
-                taken.problems.append(f"{info.filename} is larger than {MODULE_LIMIT >> 20} MB: not taken")
+                taken.problems.append(say("{shown} is larger than {mb} MB: not taken", shown=info.filename,
+                                          mb=MODULE_LIMIT >> 20))
                 continue
             try:
                 with archive.open(info) as f:
                     _keep(taken, name, f.read(MODULE_LIMIT + 1), info.filename)
             except (RuntimeError, zipfile.BadZipFile, OSError, NotImplementedError) as err:
-                taken.problems.append(f"{info.filename} could not be read from the zip ({err})")
+                taken.problems.append(say("{name} could not be read from the zip ({err})", name=info.filename, err=err))
     return taken

@@ -17,10 +17,12 @@ import textwrap
 from pathlib import Path
 
 from kata import curriculum
+from kata.audit import texts
 from kata.files import atomic_write, write_json
 from kata.grading.runner import Graded, exercise_name
 from kata.grading.scoring import Scheme, Score, check_name, percent
 from kata.harness import outcomes
+from kata.i18n import _, say
 
 __all__ = ["class_table", "feedback_markdown", "gradescope_results", "write_outputs"]
 
@@ -31,18 +33,19 @@ def _fence(text: str) -> str:
 
 
 def _hint(ex: curriculum.Exercise) -> str:
-    return "\n\n".join((f"`{topic}`: " if topic else "") + levels[0].strip() for topic, levels in ex.hints if levels)
+    return "\n\n".join((f"`{topic}`: " if topic else "") + _(levels[0].strip()) for topic, levels in ex.hints if levels)
 
 
 def feedback_markdown(graded: Graded, s: Score, scheme: Scheme) -> str:
-    lines = [f"# device-kata: feedback for {graded.name}", "",
-             f"**Score: {s.total:.2f} / {scheme.total:g} ({percent(s.total, scheme.total):.1f}%)**", ""]
+    lines = [say("# device-kata: feedback for {name}", name=graded.name), "",
+             say("**Score: {total:.2f} / {max:g} ({percent:.1f}%)**", total=s.total, max=scheme.total,
+                 percent=percent(s.total, scheme.total)), ""]
     if s.status != "ok":
-        lines += [f"While grading: {s.status}.", ""]
-    lines += ["| # | exercise | points | checks that count |", "|---|---|---|---|"]
+        lines += [say("While grading: {status}.", status=s.status), ""]
+    lines += [_("| # | exercise | points | checks that count |"), "|---|---|---|---|"]
     for ex in curriculum.exercises():
         shown = f"{s.exercises[ex.name]:.2f} / {scheme.max[ex.name]:g} | {s.passed[ex.name]} / {s.counted[ex.name]}" \
-            if scheme.max[ex.name] else "not graded here | -"
+            if scheme.max[ex.name] else _("not graded here | -")
         lines.append(f"| {ex.number} | {ex.name} | {shown} |")
     lines.append("")
     for ex in curriculum.exercises():
@@ -54,29 +57,28 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
     mine = [c for c in scheme.checks if exercise_name(c) == ex.name]
     failing = [c for c in mine if scheme.weight[c] > 0 and graded.results.get(c, {}).get("outcome") != "passed"]
     forged = [c for c in mine if c in s.forged]
-    heading = f"## {ex.label}: {ex.title}"
+    heading = f"## {ex.label}: {_(ex.title)}"
     if not scheme.max[ex.name]:
-        return [heading, "", "Not graded here: none of its checks runs on this machine.", ""]
-    lines = [heading, "", f"{s.exercises[ex.name]:.2f} / {scheme.max[ex.name]:g}: {s.passed[ex.name]} of "
-                          f"{s.counted[ex.name]} checks count."]
-    observed = sorted({scheme.observed[c] for c in mine if scheme.observed.get(c) and scheme.weight[c] > 0})
+        return [heading, "", _("Not graded here: none of its checks runs on this machine."), ""]
+    lines = [heading, "", say("{earned:.2f} / {max:g}: {passed} of {counted} checks count.",
+                              earned=s.exercises[ex.name], max=scheme.max[ex.name], passed=s.passed[ex.name],
+                              counted=s.counted[ex.name])]
+    observed = sorted({_(scheme.observed[c]) for c in mine if scheme.observed.get(c) and scheme.weight[c] > 0})
     if observed:
-        lines += ["", "Some of these checks also rest on what only the running code could show: "
-                  + "; ".join(observed) + "."]
+        lines += ["", say(texts.OBSERVED, observed="; ".join(observed))]
     if forged:
-        lines += ["", "These checks passed in your run, but the audit of your functions (called again on inputs "
-                      "drawn for this grading run, and compared with the reference outside your code's process) "
-                      "disagreed, so they earn nothing:", ""]
+        lines += ["", _(texts.DISAGREED), ""]
         lines += [f"- `{check_name(c)}`: {'; '.join(s.forged[c])}" for c in forged]
     if not failing:
         return lines + [""]
-    lines += ["", f"Hint (`kata hint {ex.name}`):", "", textwrap.indent(_hint(ex), "> ", lambda _: True), "",
-              f"Run these checks on your own machine with `pytest exercises/{ex.name}.py`.", ""]
+    lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(_hint(ex), "> ", lambda _: True),
+              "", say("Run these checks on your own machine with `pytest exercises/{name}.py`.", name=ex.name), ""]
     found = [outcomes.Record(c, ex.name, "todo" if graded.results.get(c, {}).get("todo") else "failed",
                              graded.results.get(c, {}).get("cause"), graded.results.get(c, {}).get("message") or "")
              for c in failing]
     for block in outcomes.summarize(found).blocks:
-        title = check_name(block.checks[0]) if len(block.checks) == 1 else f"{len(block.checks)} checks, one cause"
+        title = check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
+                                                                                  n=len(block.checks))
         lines += [f"### {title}", "", _fence(outcomes.render_block(block)), ""]
     return lines
 
@@ -91,12 +93,13 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
                     "tags": [ex.name]}
             if w > 0:
                 ok = r.get("outcome") == "passed" and c not in s.forged
-                output = "" if ok else ("the audit disagreed: " + "; ".join(s.forged[c]) if c in s.forged else
-                                        r.get("message") or r.get("outcome", "failed"))
+                output = "" if ok else say("the audit disagreed: {facets}", facets="; ".join(s.forged[c])) \
+                    if c in s.forged else r.get("message") or r.get("outcome", "failed")
                 test.update(score=round(w, 4) if ok else 0.0, max_score=round(w, 4),
                             status="passed" if ok else "failed", output=output)
             else:
-                test.update(score=0.0, max_score=0.0, output=f"carries no points: {scheme.unweighted.get(c, '')}")
+                test.update(score=0.0, max_score=0.0,
+                            output=say("carries no points: {why}", why=scheme.unweighted.get(c, "")))
             tests.append(test)
     return {"score": round(s.total, 2), "execution_time": round(graded.seconds), "output": feedback,
             "output_format": "md", "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
@@ -114,12 +117,14 @@ def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
 def class_table(scores: list[Score], scheme: Scheme) -> str:
     width = max([10] + [len(s.name) for s in scores])
     cols = curriculum.names()
-    rows = [f"  {'submission':<{width}} " + " ".join(f"{n:>8}" for n in cols) + f" {'total':>7} {'%':>6}  status"]
+    rows = ["  " + texts.pad(_("submission"), width) + " " + " ".join(f"{n:>8}" for n in cols) + " "
+            + texts.pad(_("total"), 7, ">") + f" {'%':>6}  " + _("status")]
     for s in scores:
         status = s.status if len(s.status) <= 60 else s.status[:57] + "..."
         rows.append(f"  {s.name:<{width}} " + " ".join(f"{s.exercises[n]:>8.2f}" for n in cols)
                     + f" {s.total:>7.2f} {percent(s.total, scheme.total):>6.1f}  {status}")
-    rows.append(f"  {'max':<{width}} " + " ".join(f"{scheme.max[n]:>8g}" for n in cols) + f" {scheme.total:>7g}")
+    rows.append("  " + texts.pad(_("max"), width) + " " + " ".join(f"{scheme.max[n]:>8g}" for n in cols)
+                + f" {scheme.total:>7g}")
     return "\n".join(rows)
 
 

@@ -20,11 +20,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kata import audit, curriculum
+from kata.audit import texts
 from kata.grading.intake import Submission, take
 from kata.grading.sandbox import Limits
 from kata.grading.slots import Answer, Slot
 from kata.grading.vetting import review
 from kata.harness import outcomes as outcomes_model
+from kata.i18n import _, say
 
 __all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "outcomes"]
 
@@ -96,18 +98,18 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
             for r in found if r.nodeid in done}, finished
 
 
-def _why(answer: Answer, limits: Limits, what: str) -> str:
+def _why(answer: Answer, limits: Limits, record: bool) -> str:
     if answer.end == "memory":
-        return f"ran out of memory ({limits.memory_mb:,} MB for all of the submission's processes)"
+        return say("ran out of memory ({mb:,} MB for all of the submission's processes)", mb=limits.memory_mb)
     if answer.end == "quiet":
-        return f"did not finish {what} within its time limit ({limits.test_timeout:g} s), and was ended"
+        return say(texts.QUIET[record], s=limits.test_timeout)
     if answer.end == "lost":
         return answer.why
     if answer.disk_full:
-        return f"filled its disk ({limits.disk_mb:,} MB)"
+        return say("filled its disk ({mb:,} MB)", mb=limits.disk_mb)
     if answer.signal:
-        return f"was killed by signal {answer.signal}"
-    return f"exited (status {answer.status >> 8})" if answer.status else "ended early"
+        return say("was killed by signal {signal}", signal=answer.signal)
+    return say("exited (status {status})", status=answer.status >> 8) if answer.status else _("ended early")
 
 
 def _log(graded: Graded, role: str, answer: Answer) -> None:
@@ -119,7 +121,7 @@ def _log(graded: Graded, role: str, answer: Answer) -> None:
 def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
     order = [(ex, name) for ex in curriculum.names() for name in audit.records(ex)]
     strikes = Counter()
-    for _ in range(MAX_ROUNDS):
+    for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
         if left < 1:
             graded.timed_out = True
@@ -140,7 +142,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
             return
         exercise, name = pending[0]
         strikes[exercise] += 1
-        error = {"error": f"the audit's process {_why(answer, job.limits, 'this record')}"}
+        error = {"error": say("the audit's process {why}", why=_why(answer, job.limits, True))}
         for ex, n in pending if strikes[exercise] >= MAX_STRIKES else pending[:1]:
             if ex == exercise:   # twice in one exercise (its import?): the rest of it is not asked again
                 graded.records.setdefault(ex, {})[n] = error
@@ -152,7 +154,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
 def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
     limits, strikes = job.limits, Counter()
     args = [*job.pytest_args, "--target", "{work}/sub/exercises", "--report-log", "{work}/out/report.jsonl"]
-    for _ in range(MAX_ROUNDS):
+    for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
         if left < 1:
             graded.timed_out = True
@@ -169,15 +171,15 @@ def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float) ->
         running = pending[0]
         exercise = exercise_name(running)
         strikes[exercise] += 1
-        graded.results[running] = {"outcome": "failed", "cause": "ended", "audit": None, "message":
-                                   f"the test process {_why(answer, limits, 'this check')} during this check; the "
-                                   f"checks after it ran in a fresh one"}
+        graded.results[running] = {"outcome": "failed", "cause": "ended", "audit": None, "message": say(
+            "the test process {why} during this check; the checks after it ran in a fresh one",
+            why=_why(answer, limits, False))}
         if strikes[exercise] >= MAX_STRIKES:
             for c in pending[1:]:
                 if exercise_name(c) == exercise:
-                    graded.results[c] = {"outcome": "not run", "cause": "struck", "audit": None, "message":
-                                         f"not run: the checks of '{exercise}' ended the test process "
-                                         f"{strikes[exercise]} times"}
+                    graded.results[c] = {"outcome": "not run", "cause": "struck", "audit": None, "message": say(
+                        "not run: the checks of '{exercise}' ended the test process {n} times", exercise=exercise,
+                        n=strikes[exercise])}
         if answer.end == "wall":
             graded.timed_out = True
             return

@@ -34,6 +34,8 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from kata.audit import texts
+from kata.i18n import _, language, say
 from kata.project import Project
 
 __all__ = ["CGROUP_ROOT", "Limits", "Plan", "Roots", "plan", "uid_of"]
@@ -57,9 +59,8 @@ class Limits:
     isolate: bool = True        # a sandbox where the machine allows one
 
     def describe(self) -> str:
-        return (f"{self.test_timeout:g} s per check, {self.timeout:g} s per submission, {self.memory_mb:,} MB of "
-                f"memory, {self.processes} processes, {self.disk_mb:,} MB of disk"
-                + (", slow checks included" if self.slow else ""))
+        return say(texts.DESCRIBE[self.slow], test_timeout=self.test_timeout, timeout=self.timeout,
+                   memory=self.memory_mb, processes=self.processes, disk=self.disk_mb)
 
 
 @dataclass
@@ -82,32 +83,13 @@ class Plan:
 
     def lines(self, limits: Limits) -> list[str]:
         """The protections in force, one per line, for the console, the summary and each log."""
-        if self.kind == "bubblewrap":
-            where = ("bubblewrap: no network; its own PID, IPC and UTS namespaces; the system, Python and the kata "
-                     "read-only; no reference solutions, no grades, no homes, no other submission; its own "
-                     f"folder, /tmp and /dev/shm ({limits.disk_mb:,} MB); the audit's records made in a sandbox "
-                     "without the checks or their helpers")
-            who = "the root user of a user namespace of its own (no capabilities)" if self.root else \
-                "your user, in a user namespace of its own (no capabilities)"
-        elif self.kind == "user":
-            where = ("no bubblewrap: the machine's file system and network are the graded code's to read and "
-                     "reach, as far as its user may; its own folder; no reference solutions only if they are "
-                     "readable by root alone")
-            who = f"an unprivileged user of its own (uids from {UID_BASE})"
-        else:
-            where = ("none (--no-sandbox): the graded code runs as you, reads what you can read (the reference "
-                     "solutions too, so a submission can copy their answers), reaches the network and writes "
-                     "wherever you can. Grade only code you trust this way")
-            who = "your own user"
-        count = (f"cgroup {self.cgroups}: {limits.memory_mb:,} MB and {limits.processes} processes for all of a "
-                 f"submission's processes together" if self.cgroups else
-                 f"{limits.memory_mb:,} MB for all of a submission's processes together (watched by the grader)")
-        return ["grades: each check's points need the audit's records of the submission's own functions, on "
-                "inputs drawn for this run, to agree with the reference's (computed outside the sandbox); a few "
-                "checks also rest on what the sandboxed process observed (see the README)",
-                f"sandbox: {where}", f"user: {who}",
-                f"limits: {count}; per process (prlimit): memory, CPU time, file size, no core files; "
-                f"{limits.describe()}"] + [f"note: {n}" for n in self.notes]
+        kind = self.kind if self.kind in ("bubblewrap", "user") else "none"
+        who = "root" if kind == "bubblewrap" and self.root else kind
+        count = say(texts.COUNT[bool(self.cgroups)], cgroups=self.cgroups, memory=limits.memory_mb,
+                    processes=limits.processes)
+        limited = f"limits: {say(texts.LIMITS, count=count, limits=limits.describe())}"
+        return [f"grades: {_(texts.GRADES)}", f"sandbox: {say(texts.SANDBOX[kind], disk=limits.disk_mb)}",
+                f"user: {say(texts.USER[who], uids=UID_BASE)}", limited, *[f"note: {n}" for n in self.notes]]
 
     def command(self, role: str, roots: Roots, limits: Limits, slot: int, folder: Path, threads: int) -> list[str]:
         """The command that starts one server (kata/grading/server.py) of ``role`` for job ``slot``."""
@@ -140,7 +122,8 @@ def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
               "KATA_WORK": work, "KATA_AUDIT_DATA": str(roots.data), "OMP_NUM_THREADS": str(threads),
               "MKL_NUM_THREADS": str(threads), "NO_COLOR": "1", "COLUMNS": "100", "PYTHONDONTWRITEBYTECODE": "1",
               "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "USER": "student", "LOGNAME": "student",
-              "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent)}
+              "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent),
+              "KATA_LANG": language()}   # the checks' messages in the report's language
     for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KATA_SIM_UNTESTED"):
         if name in os.environ:
             values[name] = os.environ[name]
@@ -191,9 +174,9 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
         elif path.is_dir():
             binds.append(("--ro-bind", path))
     made = {Path("/"), Path("/tmp"), Path("/dev"), Path("/proc")}
-    for _, path in binds:
+    for _kind, path in binds:
         for parent in reversed(path.parents):   # bwrap makes a missing parent 0700: these are 0755
-            if parent not in made and not any(parent.is_relative_to(b) for _, b in binds if b != parent):
+            if parent not in made and not any(parent.is_relative_to(b) for _kind, b in binds if b != parent):
                 made.add(parent)
                 args += ["--perms", "0755", "--dir", str(parent)]
     for kind, path in binds:
@@ -210,10 +193,10 @@ def _cgroups() -> tuple[str | None, str]:
     if (CGROUP_ROOT / "cgroup.controllers").is_file():
         have = set((CGROUP_ROOT / "cgroup.controllers").read_text().split())
         return ("v2", "") if {"memory", "pids"} <= have and os.access(CGROUP_ROOT, os.W_OK) else \
-            (None, "cgroup v2 without the memory and pids controllers here")
+            (None, _("cgroup v2 without the memory and pids controllers here"))
     if all(os.access(CGROUP_ROOT / c, os.W_OK) for c in ("memory", "pids")):
         return "v1", ""
-    return None, "no writable cgroup hierarchy with memory and pids"
+    return None, _("no writable cgroup hierarchy with memory and pids")
 
 
 def _trial(plan: Plan, roots: Roots) -> str:
@@ -235,32 +218,29 @@ def plan(isolate: bool, roots: Roots) -> Plan:
     if root:
         result.cgroups, why = _cgroups()
         if why:
-            result.notes.append(f"no cgroups ({why}): the grader watches the memory of each submission's processes")
+            result.notes.append(say("no cgroups ({why}): the grader watches the memory of each submission's processes",
+                                    why=why))
     if not isolate or not sys.platform.startswith("linux"):
         return result
     result.bwrap = shutil.which("bwrap")
-    why = "bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)"
+    why = _(texts.NO_BWRAP)
     if result.bwrap:
         result.kind = "bubblewrap"
         why = _trial(result, roots)
         if not why:
             return result
-    result.notes.append(f"no bubblewrap: {why}")
+    result.notes.append(say("no bubblewrap: {why}", why=why))
     if not root:
         result.kind = "refused"
-        result.notes.append("as an ordinary user the grader needs bubblewrap (with user namespaces) to keep a "
-                            "submission from your files: install it, or grade with --no-sandbox (trusted code only)")
+        result.notes.append(_(texts.NEEDS_BWRAP))
         return result
     result.kind = "user"
     why = _trial(result, roots)
     if why:
         result.kind = "refused"
-        result.notes.append(f"without bubblewrap the graded code runs as an unprivileged user ({UID_BASE} on), who "
-                            f"can't start the kata's Python here ({why}): install bubblewrap, make Python and the "
-                            "kata readable by other users, or grade with --no-sandbox (trusted code only)")
+        result.notes.append(say(texts.NO_PYTHON, uids=UID_BASE, why=why))
         return result
     solutions = roots.project.solutions
     if solutions.is_dir() and solutions.stat().st_mode & 0o005:
-        result.notes.append(f"the reference solutions ({solutions}) are readable by other users, so by the graded "
-                            f"code: chmod -R go-rwx {solutions}")
+        result.notes.append(say(texts.READABLE, solutions=solutions))
     return result

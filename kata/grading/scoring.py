@@ -22,7 +22,9 @@ import math
 from dataclasses import dataclass, field
 
 from kata import curriculum
+from kata.audit import texts
 from kata.grading.runner import Graded, exercise_name
+from kata.i18n import _, say
 
 __all__ = ["Scheme", "Score", "check_name", "finish", "percent", "score", "status_of"]
 
@@ -68,17 +70,18 @@ class Scheme:
                 scheme.weight[c] = ex.points / len(counted) if c in counted else 0.0
                 if c in counted:
                     if not marks:
-                        scheme.warnings.append(f"{c} has no audit mark: its points rest on the sandbox's report")
+                        scheme.warnings.append(say("{check} has no audit mark: its points rest on the sandbox's report",
+                                                   check=c))
                 elif r.get("outcome") == "skipped":
-                    scheme.unweighted[c] = f"skipped here ({r.get('message') or 'no reason given'})"
+                    scheme.unweighted[c] = say("skipped here ({why})", why=r.get("message") or _("no reason given"))
                 else:
-                    scheme.unweighted[c] = "the reference solutions do not pass it here"
-                    scheme.warnings.append(f"the reference solutions fail {c} here: it carries no points. "
-                                           f"{_first_line(r.get('message', ''))}")
+                    scheme.unweighted[c] = _("the reference solutions do not pass it here")
+                    scheme.warnings.append(say("the reference solutions fail {check} here: it carries no points. "
+                                               "{message}", check=c, message=_first_line(r.get("message", ""))))
             scheme.max[ex.name] = float(ex.points) if counted else 0.0
             if not counted:
-                scheme.warnings.append(f"no check of exercise '{ex.name}' runs here: its {ex.points:g} points "
-                                       "are not graded")
+                scheme.warnings.append(say("no check of exercise '{name}' runs here: its {points:g} points are "
+                                           "not graded", name=ex.name, points=ex.points))
         return scheme
 
     @property
@@ -101,10 +104,6 @@ class Score:
     forged: dict[str, list[str]]          # nodeid -> the facets that disagreed (what, in words)
 
 
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word}{'s' if n != 1 else ''}"
-
-
 def score(graded: Graded, scheme: Scheme, verdicts: dict[str, str | None]) -> Score:
     exercises, passed, counted, forged = {}, {}, {}, {}
     for name in curriculum.names():
@@ -113,7 +112,7 @@ def score(graded: Graded, scheme: Scheme, verdicts: dict[str, str | None]) -> Sc
         for c in mine:
             if graded.results.get(c, {}).get("outcome") != "passed":
                 continue
-            disagreed = [f"{f}: {verdicts.get(f) or 'no verdict'}" for f in scheme.facets[c]
+            disagreed = [f + ": " + (verdicts.get(f) or _("no verdict")) for f in scheme.facets[c]
                          if f not in verdicts or verdicts[f] is not None]
             if disagreed:
                 forged[c] = disagreed
@@ -133,33 +132,32 @@ def status_of(graded: Graded, forged: dict[str, list[str]]) -> str:
         by_exercise.setdefault(exercise_name(nodeid), []).extend(facets)
     for exercise, facets in by_exercise.items():
         unique = list(dict.fromkeys(facets))
-        parts.append(f"forged: {exercise}: {unique[0]}" + (f" (and {len(unique) - 1} more)" if len(unique) > 1 else ""))
+        parts.append(say(texts.FORGED[len(unique) > 1], exercise=exercise, facet=unique[0], more=len(unique) - 1))
     notes = list(graded.problems)
     names = curriculum.names()
     if not graded.found:
-        notes.append("no exercise module found (an empty submission?)")
+        notes.append(_("no exercise module found (an empty submission?)"))
     else:
         missing = [f"{m}.py" for m in names if m not in graded.found]
         if missing:
-            notes.append("missing: " + ", ".join(missing))
-    broken = sorted({first.split()[0] for r in graded.results.values()
-                     for first in (r.get("message") or "").strip().splitlines()[:1] if " failed to import" in first})
+            notes.append(say("missing: {files}", files=", ".join(missing)))
+    broken = sorted({m for r in graded.results.values() if (m := texts.failed_import(r.get("message") or ""))})
     if broken:
-        notes.append(", ".join(broken) + " fail" + ("s" if len(broken) == 1 else "") + " to import")
+        notes.append(say(texts.IMPORT[len(broken) != 1], modules=", ".join(broken)))
     if graded.timed_out:
         left = sum(r.get("outcome") == "not run" for r in graded.results.values())
-        notes.append(f"timed out: {_plural(left, 'check')} did not run")
+        notes.append(say(texts.TIMED_OUT[left != 1], n=left))
     ended = sum(r.get("cause") == "ended" for r in graded.results.values())
     if ended:
-        notes.append(f"the test process ended early {_plural(ended, 'time')} (see the failed checks)")
+        notes.append(say(texts.ENDED[ended != 1], n=ended))
     if graded.disk_full:
-        notes.append("filled its disk")
+        notes.append(_("filled its disk"))
     if graded.output_bytes > 1 << 20:
-        notes.append(f"printed {graded.output_bytes / 2**20:,.1f} MB of output (the log keeps its start and end)")
+        notes.append(say("printed {mb:,.1f} MB of output (the log keeps its start and end)",
+                         mb=graded.output_bytes / 2**20))
     parts += notes
     if graded.notes:
-        parts.append("review: " + graded.notes[0] + (f" (and {len(graded.notes) - 1} more: see the log)"
-                                                      if len(graded.notes) > 1 else ""))
+        parts.append(say(texts.REVIEW[len(graded.notes) > 1], note=graded.notes[0], more=len(graded.notes) - 1))
     return "; ".join(parts) if parts else "ok"
 
 
@@ -170,9 +168,9 @@ def finish(graded: Graded, checks: list[str], timeout: float) -> None:
             continue
         exercise = exercise_name(nodeid)
         if not graded.found or exercise not in graded.found:
-            why = f"exercises/{exercise}.py was not handed in (or not taken: see the status)"
+            why = say("exercises/{exercise}.py was not handed in (or not taken: see the status)", exercise=exercise)
         elif graded.timed_out:
-            why = f"not run: the submission's time limit ({timeout:g} s) ran out before this check"
+            why = say("not run: the submission's time limit ({timeout:g} s) ran out before this check", timeout=timeout)
         else:
-            why = "not run: the test process ended before this check"
+            why = _("not run: the test process ended before this check")
         graded.results[nodeid] = {"outcome": "not run", "message": why, "cause": "not run", "audit": None}

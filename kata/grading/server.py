@@ -36,6 +36,8 @@ import sys
 import time
 from pathlib import Path
 
+from kata.i18n import say
+
 __all__ = ["main"]
 
 WORK = Path(os.environ.get("KATA_WORK", "/kata-job"))
@@ -93,7 +95,7 @@ class _Grading:
                                                                     getattr(item, "callspec", None))))
         struck = self.timeouts.get(exercise.name if exercise else "", 0)
         if struck >= self.STRIKES:
-            pytest.fail(f"not run: {struck} checks of this exercise ran out of time (an endless loop?)",
+            pytest.fail(say("not run: {n} checks of this exercise ran out of time (an endless loop?)", n=struck),
                         pytrace=False)
 
     def pytest_runtest_logreport(self, report) -> None:
@@ -128,7 +130,7 @@ def _child_records(request: dict) -> int:
             try:
                 line = json.dumps([exercise, name, result])
             except (TypeError, ValueError) as exc:
-                line = json.dumps([exercise, name, {"error": f"the record is not data ({exc})"}])
+                line = json.dumps([exercise, name, {"error": say("the record is not data ({exc})", exc=exc)}])
             out.write(line + "\n")
             out.flush()
 
@@ -159,7 +161,8 @@ def _child(role: str, request: dict, out_fd: int) -> None:
         os.umask(0o077)
         status = _child_checks(request) if role == "checks" else _child_records(request)
     except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
-        print(f"kata grade: the test process ended with {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(say("kata grade: the test process ended with {kind}: {exc}", kind=type(exc).__name__, exc=exc),
+              file=sys.stderr)
     finally:
         sys.stdout.flush()
         sys.stderr.flush()

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kata.grading.sandbox import CGROUP_ROOT, Limits, Plan, Roots, uid_of
+from kata.i18n import _, say
 
 __all__ = ["Answer", "Slot"]
 
@@ -115,7 +116,7 @@ class Slot:
         line = self._line(time.monotonic() + READY_TIMEOUT)
         if line is None or "ready" not in line:
             self.stop()
-            raise RuntimeError(f"the {self.role} sandbox did not start: " + self._log_tail())
+            raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=self._log_tail()))
         self.server = next((p for p in [self.process.pid, *_below(self.process.pid)]
                             if b"kata.grading.server" in _cmdline(p)), self.process.pid)
         if self.cgroup:
@@ -133,7 +134,7 @@ class Slot:
             self.process.stdin.flush()
         except OSError:
             self.stop()
-            return Answer("lost", why="the sandbox's server was gone")
+            return Answer("lost", why=_("the sandbox's server was gone"))
         deadline = time.monotonic() + timeout
         ceiling = self.limits.memory_mb << 20
         killed_for_memory, ooms = False, self._oom_kills()
@@ -147,9 +148,10 @@ class Slot:
                     answer.end = "memory"
                 return answer
             if self.process.poll() is not None or time.monotonic() >= deadline:
-                why = "stopped answering" if self.process.poll() is None else "ended"
+                why = _("the sandbox's server stopped answering (by the submission's doing?)") \
+                    if self.process.poll() is None else _("the sandbox's server ended (by the submission's doing?)")
                 self.stop()
-                return Answer("lost", why=f"the sandbox's server {why} (by the submission's doing?)")
+                return Answer("lost", why=why)
             if not killed_for_memory and not self.cgroup:   # a cgroup holds the ceiling itself
                 children = _below(self.server)
                 if sum(_private_bytes(p) for p in children) > ceiling:
@@ -195,7 +197,7 @@ class Slot:
     def _log_tail(self) -> str:
         with contextlib.suppress(OSError, IndexError):
             return (self.work / f"{self.role}-{self.index}.log").read_text(errors="replace").strip().splitlines()[-1]
-        return "no message"
+        return _("no message")
 
     # --- cgroups (as root, where the machine has them) --------------------------------------------
 

@@ -11,22 +11,26 @@ from __future__ import annotations
 import ast
 import threading
 
+from kata.i18n import N_, _, say
+
 __all__ = ["review"]
 
 # module (or its first part) -> why a teacher may want to look
 MODULES = {
-    "ctypes": "calls into C directly", "subprocess": "starts programs", "socket": "opens network connections",
-    "multiprocessing": "starts processes", "importlib": "imports code by name", "gc": "walks the interpreter's objects",
-    "marshal": "loads code objects", "pickle": "loads objects that can run code", "codecs": "may change how "
-    "source is read", "builtins": "changes Python's own functions", "threading": "runs code beside the checks",
-    "kata.checks": "the checks' own helpers (the book's CNN and loop)", "kata.grading": "the grader's own code",
-    "kata.audit": "the audit's own code", "kata.harness": "the checks' machinery", "kata.project": "where the "
-    "kata's files (and the answers) are", "solutions": "the reference solutions", "pytest": "the test runner",
-    "_pytest": "the test runner's insides",
+    "ctypes": N_("calls into C directly"), "subprocess": N_("starts programs"),
+    "socket": N_("opens network connections"), "multiprocessing": N_("starts processes"),
+    "importlib": N_("imports code by name"), "gc": N_("walks the interpreter's objects"),
+    "marshal": N_("loads code objects"), "pickle": N_("loads objects that can run code"),
+    "codecs": N_("may change how source is read"), "builtins": N_("changes Python's own functions"),
+    "threading": N_("runs code beside the checks"),
+    "kata.checks": N_("the checks' own helpers (the book's CNN and loop)"), "kata.grading": N_("the grader's own code"),
+    "kata.audit": N_("the audit's own code"), "kata.harness": N_("the checks' machinery"),
+    "kata.project": N_("where the kata's files (and the answers) are"), "solutions": N_("the reference solutions"),
+    "pytest": N_("the test runner"), "_pytest": N_("the test runner's insides"),
 }
-CALLS = {"exec": "runs text as code", "eval": "runs text as code", "compile": "makes code from text",
-         "__import__": "imports code by name", "globals": "reaches the module's globals", "setattr": "changes "
-         "attributes by name"}
+CALLS = {"exec": N_("runs text as code"), "eval": N_("runs text as code"), "compile": N_("makes code from text"),
+         "__import__": N_("imports code by name"), "globals": N_("reaches the module's globals"),
+         "setattr": N_("changes attributes by name")}
 ATTRIBUTES = {"__code__", "__globals__", "__subclasses__", "__builtins__", "f_back", "f_globals", "f_locals",
               "tb_frame", "gi_frame", "modules", "_getframe", "meta_path", "path_hooks", "settrace", "setprofile"}
 
@@ -37,7 +41,7 @@ def _module_notes(node) -> list[tuple[int, str, str]]:
     for name in names:
         for prefix, why in MODULES.items():
             if name == prefix or name.startswith(prefix + "."):
-                found.append((node.lineno, f"import {name}", why))
+                found.append((node.lineno, f"import {name}", _(why)))
     return found
 
 
@@ -52,18 +56,19 @@ def review(files: dict[str, str]) -> list[str]:
             with _PARSING:
                 tree = ast.parse(source, filename=name)
         except (SyntaxError, ValueError) as err:
-            notes.append(f"exercises/{name}: Python can't read it ({type(err).__name__}); if it imports all the "
-                         "same, something else decoded it")
+            notes.append(say("exercises/{name}: Python can't read it ({kind}); if it imports all the same, something "
+                             "else decoded it", name=name, kind=type(err).__name__))
             continue
         found = []
         for node in ast.walk(tree):
             if isinstance(node, (ast.Import, ast.ImportFrom)) and not getattr(node, "level", 0):
                 found += _module_notes(node)
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CALLS:
-                found.append((node.lineno, f"{node.func.id}(...)", CALLS[node.func.id]))
+                found.append((node.lineno, f"{node.func.id}(...)", _(CALLS[node.func.id])))
             elif isinstance(node, ast.Attribute) and node.attr in ATTRIBUTES:
-                found.append((node.lineno, f".{node.attr}", "the interpreter's insides"))
+                found.append((node.lineno, f".{node.attr}", _("the interpreter's insides")))
             elif isinstance(node, ast.MatchClass):
-                found.append((node.lineno, "a match class pattern", "reads attributes without naming them"))
-        notes += [f"exercises/{name} line {line}: {what} ({why})" for line, what, why in sorted(set(found))]
+                found.append((node.lineno, _("a match class pattern"), _("reads attributes without naming them")))
+        notes += [say("exercises/{name} line {line}: {what} ({why})", name=name, line=line, what=what, why=why)
+                  for line, what, why in sorted(set(found))]
     return notes

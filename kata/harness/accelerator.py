@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from kata.i18n import _, say
+
 __all__ = ["CHOICES", "accelerator", "Accelerator", "accelerator_of", "install_if_simulated"]
 
 CHOICES = ("auto", "cuda", "mps", "sim")
@@ -38,22 +40,27 @@ def _choose(choice: str) -> Accelerator:
     torch_version = f"torch {torch.__version__}"
     if choice == "auto":
         if cuda:
-            return Accelerator("cuda", f"real CUDA: {torch.cuda.get_device_name(0)} ({torch_version})")
+            return Accelerator("cuda", say("real CUDA: {device} ({torch})", device=torch.cuda.get_device_name(0),
+                                           torch=torch_version))
         if mps:
-            return Accelerator("mps", f"Apple MPS ({torch_version})")
+            return Accelerator("mps", say("Apple MPS ({torch})", torch=torch_version))
         if simulated_ok:
-            return Accelerator("sim", f"simulated, no CUDA or MPS found ({torch_version})")
-        return Accelerator(None, f"none: no CUDA or MPS, and {why_not}; the cuda checks are skipped")
+            return Accelerator("sim", say("simulated, no CUDA or MPS found ({torch})", torch=torch_version))
+        return Accelerator(None, say("none: no CUDA or MPS, and {why_not}; the cuda checks are skipped",
+                                     why_not=why_not))
     if choice == "cuda":
-        return (Accelerator("cuda", f"real CUDA (forced): {torch.cuda.get_device_name(0)} ({torch_version})")
-                if cuda else Accelerator(None, "--accelerator cuda, but no CUDA device here: the cuda checks "
-                                               "are skipped"))
+        return (Accelerator("cuda", say("real CUDA (forced): {device} ({torch})",
+                                        device=torch.cuda.get_device_name(0), torch=torch_version))
+                if cuda else Accelerator(None, _("--accelerator cuda, but no CUDA device here: the cuda checks "
+                                                 "are skipped")))
     if choice == "mps":
-        return (Accelerator("mps", f"Apple MPS (forced, {torch_version})") if mps else
-                Accelerator(None, "--accelerator mps, but MPS is not available here: the cuda checks are skipped"))
+        return (Accelerator("mps", say("Apple MPS (forced, {torch})", torch=torch_version)) if mps else
+                Accelerator(None, _("--accelerator mps, but MPS is not available here: the cuda checks are "
+                                    "skipped")))
     if not simulated_ok:
-        return Accelerator(None, f"--accelerator sim, but {why_not}: the cuda checks are skipped")
-    return Accelerator("sim", f"simulated (forced with --accelerator sim, {torch_version})")
+        return Accelerator(None, say("--accelerator sim, but {why_not}: the cuda checks are skipped",
+                                     why_not=why_not))
+    return Accelerator("sim", say("simulated (forced with --accelerator sim, {torch})", torch=torch_version))
 
 
 def accelerator_of(config: pytest.Config) -> Accelerator:

@@ -33,6 +33,7 @@ import pytest
 from kata.harness.outcomes import clean
 from kata.harness.target import Target, TargetError
 from kata.harness.tracebacks import Place, display, unwritten
+from kata.i18n import say
 
 __all__ = ["Failure", "describe", "innermost"]
 
@@ -67,10 +68,16 @@ def describe(excinfo: pytest.ExceptionInfo, target: Target, timeout: float) -> F
         return Failure(clean(str(exc)), kind)
     place = target.place_of(exc)
     if isinstance(exc, pytest.fail.Exception) and str(exc).startswith("Timeout"):
-        where = f"; your code was at {place.where}: {place.source}" if place else ""
-        return Failure(f"this check did not finish within {timeout:g} s, its time limit (it needs a few seconds)"
-                       f"{where}.\n  A plt.pause() or plt.show() waiting for a window, time.sleep(), an endless "
-                       "loop, or far more work than the check asks for?", "Timeout")
+        if place:
+            message = say("this check did not finish within {timeout:g} s, its time limit (it needs a few seconds); "
+                          "your code was at {where}: {source}.\n  A plt.pause() or plt.show() waiting for a window, "
+                          "time.sleep(), an endless loop, or far more work than the check asks for?",
+                          timeout=timeout, where=place.where, source=place.source)
+        else:
+            message = say("this check did not finish within {timeout:g} s, its time limit (it needs a few seconds)."
+                          "\n  A plt.pause() or plt.show() waiting for a window, time.sleep(), an endless loop, or "
+                          "far more work than the check asks for?", timeout=timeout)
+        return Failure(message, "Timeout")
     if isinstance(exc, NotImplementedError) and place is not None:
         return Failure(clean(unwritten(exc, place)), kind, todo=True)
     if place is None and isinstance(exc, (AssertionError, pytest.fail.Exception)):
@@ -105,5 +112,7 @@ def _origin(exc: BaseException) -> str:
     parts = file.parts
     if "site-packages" in parts:
         shown = "/".join(parts[parts.index("site-packages") + 1:])
-        return f"\n  (raised in {shown}, in {code.co_name}, while the check ran)"
-    return f"\n  (raised in {display(file)}, line {tb.tb_lineno}, in {code.co_name}, while the check ran)"
+        return "\n  " + say("(raised in {file}, in {function}, while the check ran)", file=shown,
+                             function=code.co_name)
+    return "\n  " + say("(raised in {file}, line {line}, in {function}, while the check ran)", file=display(file),
+                         line=tb.tb_lineno, function=code.co_name)

@@ -51,17 +51,20 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kata import curriculum
+from kata.i18n import N_, _, say
 
 __all__ = ["CAUSE", "EXERCISE", "MESSAGE", "OUTCOME", "Block", "Record", "Row", "Summary", "cause_key", "check_name",
-           "clean", "heading", "properties", "records", "render_block", "render_row", "same_reason",
-           "summarize"]
+           "clean", "heading", "ljust", "properties", "records", "render_block", "render_row", "same_reason",
+           "summarize", "width_of"]
 
 EXERCISE, OUTCOME, CAUSE, MESSAGE = "kata_exercise", "kata_outcome", "kata_cause", "kata_message"
 FAILED = ("failed", "todo")
+PASSED = N_("passed")     # the table's word after a row's count: 3/8 passed
 NAMES_SHOWN = 8          # checks named in a block's last line
 WIDTH = 80               # of a block's heading: pytest's own in a terminal of 80 columns
 
@@ -96,6 +99,28 @@ class Block:
     message: str
     checks: tuple[str, ...]      # node ids, in run order; the first is the one whose message is shown
     todo: bool = False           # the cause is a stub not written yet
+
+
+# A row's status when its checks all passed, or none started: without and with skipped checks.
+_STATUS = {
+    "done": (N_("done"), N_("done ({skipped} skipped)")),
+    "partial": (N_("all pass of the checks run"), N_("all pass of the checks run ({skipped} skipped)")),
+    "not started": (N_("not started: every check stops at the stub"),
+                    N_("not started: every check stops at the stub ({skipped} skipped)")),
+}
+
+
+def width_of(text: str) -> int:
+    """How many columns ``text`` takes in a terminal: East Asian wide and fullwidth characters
+    (Korean, say) take two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
+               for c in text)
+
+
+def ljust(text: str, width: int) -> str:
+    """``text`` padded with spaces to ``width`` terminal columns (:func:`width_of`), as ``str.ljust`` pads
+    English."""
+    return text + " " * max(width - width_of(text), 0)
 
 
 @dataclass(frozen=True)
@@ -134,18 +159,22 @@ class Row:
     def status(self) -> str:
         """``done``, ``not started: ...``, ``9 failing (2 causes), 3 at a stub``, ..."""
         if not self.total:
-            return "not checked yet"
-        skipped = f" ({self.skipped} skipped)" if self.skipped else ""
+            return _("not checked yet")
+        skipped = 1 if self.skipped else 0
         if self.finished:
-            return ("all pass of the checks run" if self.partial else "done") + skipped
+            return say(_STATUS["partial" if self.partial else "done"][skipped], skipped=self.skipped)
         if self.todo and not self.passed and not self.failed and not self.not_run:
-            return "not started: every check stops at the stub" + skipped
-        failing = f"{self.failed} failing"
-        if self.failed > 1:
-            failing += " (one cause)" if self.causes == 1 else f" ({self.causes} causes)" if self.causes else ""
-        return ", ".join(text for n, text in ((self.failed, failing), (self.todo, f"{self.todo} at a stub"),
-                                             (self.skipped, f"{self.skipped} skipped"),
-                                             (self.not_run, f"{self.not_run} not run")) if n)
+            return say(_STATUS["not started"][skipped], skipped=self.skipped)
+        if self.failed > 1 and self.causes == 1:
+            failing = say("{failed} failing (one cause)", failed=self.failed)
+        elif self.failed > 1 and self.causes:
+            failing = say("{failed} failing ({causes} causes)", failed=self.failed, causes=self.causes)
+        else:
+            failing = say("{failed} failing", failed=self.failed)
+        parts = ((self.failed, failing), (self.todo, say("{todo} at a stub", todo=self.todo)),
+                 (self.skipped, say("{skipped} skipped", skipped=self.skipped)),
+                 (self.not_run, say("{not_run} not run", not_run=self.not_run)))
+        return ", ".join(text for n, text in parts if n)
 
 
 @dataclass(frozen=True)
@@ -282,9 +311,12 @@ def same_reason(block: Block, names: int = NAMES_SHOWN) -> str:
     rest = [check_name(c) for c in block.checks[1:]]
     if not rest:
         return ""
-    shown = ", ".join(rest[:names]) + (f" and {len(rest) - names} more" if len(rest) > names else "")
-    one = len(rest) == 1
-    return f"and {len(rest)} more check{'' if one else 's'} fail{'s' if one else ''} for the same reason: {shown}"
+    shown = ", ".join(rest[:names])
+    if len(rest) > names:
+        shown = say("{names} and {more} more", names=shown, more=len(rest) - names)
+    if len(rest) == 1:
+        return say("and {n} more check fails for the same reason: {checks}", n=len(rest), checks=shown)
+    return say("and {n} more checks fail for the same reason: {checks}", n=len(rest), checks=shown)
 
 
 def render_block(block: Block) -> str:
@@ -299,4 +331,6 @@ def render_row(row: Row, extra: str = "") -> str:
     ex, width = row.exercise, curriculum.name_width()
     if not row.total:
         return f"  {ex.number}. {ex.name:<{width}}   -/-    {row.status}{extra}"
-    return f"  {ex.number}. {ex.name:<{width}} {row.passed:>3}/{row.total:<3} passed   {row.status}{extra}"
+    # The status column starts where it does in English, whatever the language's word for "passed".
+    passed = ljust(_(PASSED), width_of(PASSED))
+    return f"  {ex.number}. {ex.name:<{width}} {row.passed:>3}/{row.total:<3} {passed}   {row.status}{extra}"

@@ -36,6 +36,7 @@ from kata.harness import failures, outcomes, settings
 from kata.harness.grouping import Recorder
 from kata.harness.scoreboard import Scoreboard
 from kata.harness.target import Target, find_target
+from kata.i18n import N_, _, say
 from kata.project import locate
 
 __all__ = ["STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_target"]
@@ -45,7 +46,7 @@ _EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once th
 _SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a self-check
 _WORKED_ON = pytest.StashKey[list]()              # exercises whose module in exercises/ is no longer a stub
 
-STUB_MUST_FAIL = (
+STUB_MUST_FAIL = N_(
     "an untouched stub in exercises/ must fail every check (plain `pytest` is the project's "
     "self-check; to check your own work in exercises/, run `pytest exercises`)"
 )
@@ -78,13 +79,13 @@ def run_target(config: pytest.Config) -> Target | None:
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("kata", "device-kata")
     group.addoption("--target", dest="kata_target", metavar="PATH", default=None,
-                    help="folder of exercise modules to check (or one holding exercises/); "
-                         "`pytest PATH` does the same when PATH is such a folder")
+                    help=_("folder of exercise modules to check (or one holding exercises/); "
+                           "`pytest PATH` does the same when PATH is such a folder"))
     group.addoption("--slow", dest="kata_slow", action="store_true", default=False,
-                    help="also run the checks marked slow (CI does)")
+                    help=_("also run the checks marked slow (CI does)"))
     group.addoption("--accelerator", dest="kata_accelerator", default="auto", choices=list(_accelerator.CHOICES),
-                    help="where the checks marked cuda run: auto (default) takes real CUDA, else MPS, "
-                         "else the simulated accelerator (kata.sim)")
+                    help=_("where the checks marked cuda run: auto (default) takes real CUDA, else MPS, "
+                           "else the simulated accelerator (kata.sim)"))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -103,7 +104,8 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
         if target_path is None:
             where = Path(explicit).expanduser().resolve()
             if not where.exists():
-                raise pytest.UsageError(f"--target {explicit}: no such file or folder ({where})")
+                raise pytest.UsageError(say("--target {path}: no such file or folder ({where})", path=explicit,
+                                            where=where))
             target_path = where if where.is_dir() else where.parent
 
     rest: list[str] = []
@@ -120,13 +122,12 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> 
 
     folders = {folder for _, folder in found} | ({target_path} if target_path else set())
     if len(folders) > 1:
-        raise pytest.UsageError(
-            "one target at a time: " + ", ".join(sorted(map(str, folders)))
-            + " (to grade a class, use `kata grade`)")
+        raise pytest.UsageError(say("one target at a time: {folders} (to grade a class, use `kata grade`)",
+                                    folders=", ".join(sorted(map(str, folders)))))
     folder = folders.pop()
     checks = locate().checks
     # `pytest exercises/data.py` checks just that exercise.
-    for arg, _ in found:
+    for arg, _folder in found:
         name = Path(arg.split("::")[0]).stem
         if arg.endswith(".py") and name in curriculum.names():
             rest.append(str(checks / f"test_{name}.py"))
@@ -161,12 +162,15 @@ def _exercise_fixtures() -> types.ModuleType:
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
+    # pytest reads a marker's name up to the colon: the name stays, its description is translated
     for ex in curriculum.exercises():
-        config.addinivalue_line("markers", f"{ex.name}: the checks of exercise {ex.label}")
-    config.addinivalue_line("markers", "cuda: needs an accelerator (real CUDA, MPS, or the simulated one)")
-    config.addinivalue_line("markers", "slow: takes more than a few seconds; runs only with --slow (CI runs them)")
-    config.addinivalue_line("markers", "audit(*facets, observed=''): what of the audit (kata/audit) a check's "
-                                       "verdict implies, and what only the running process sees (kata grade)")
+        config.addinivalue_line("markers", f"{ex.name}: " + say("the checks of exercise {label}", label=ex.label))
+    config.addinivalue_line("markers", "cuda: " + _("needs an accelerator (real CUDA, MPS, or the simulated one)"))
+    config.addinivalue_line("markers", "slow: " + _("takes more than a few seconds; runs only with --slow (CI runs "
+                                                    "them)"))
+    config.addinivalue_line("markers", "audit(*facets, observed=''): " + _(
+        "what of the audit (kata/audit) a check's verdict implies, and what only the running process sees "
+        "(kata grade)"))
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
     if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
@@ -219,17 +223,17 @@ def pytest_report_header(config: pytest.Config):
 def _header(config: pytest.Config) -> list[str] | None:
     """What is checked, and where the cuda-marked checks run (torch's version and the device)."""
     target = run_target(config)
-    line = f"kata accelerator: {_accelerator.accelerator_of(config).line}"
+    line = say("kata accelerator: {accelerator}", accelerator=_accelerator.accelerator_of(config).line)
     if target is not None:
-        return [f"kata: checking {target.display()} ({target.path})", line]
+        return [say("kata: checking {target} ({path})", target=target.display(), path=target.path), line]
     checks, root = locate().checks, locate().root
     paths = [(config.invocation_params.dir / a.split("::")[0]).resolve() for a in config.args]
     if any(p.is_relative_to(checks) or p == root for p in paths):
-        lines = ["kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each"]
+        lines = [_("kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each")]
         worked = config.stash.get(_WORKED_ON, [])
         if worked:
-            lines.append(f"kata: exercises/ holds your work ({', '.join(worked)}): run `pytest exercises` to check "
-                         "it; the stubs' self-check leaves those exercises out")
+            lines.append(say("kata: exercises/ holds your work ({exercises}): run `pytest exercises` to check it; "
+                             "the stubs' self-check leaves those exercises out", exercises=", ".join(worked)))
         return [*lines, line]
     return None
 
@@ -258,7 +262,7 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
             targets.append(pytest.param(target, id="solutions"))
         elif exercise is not None and exercise.name not in worked:  # a learner's check: stubs fail it
             targets.append(pytest.param(target, id="exercises",
-                                        marks=pytest.mark.xfail(strict=True, reason=STUB_MUST_FAIL)))
+                                        marks=pytest.mark.xfail(strict=True, reason=_(STUB_MUST_FAIL))))
     metafunc.parametrize("kata_target", targets, indirect=True, scope="session")
 
 
@@ -269,7 +273,8 @@ def kata_target(request: pytest.FixtureRequest) -> Target:
         return request.param
     target = run_target(request.config)
     if target is None:
-        raise pytest.UsageError("no kata target: run `pytest exercises`, `pytest solutions` or `pytest --target PATH`")
+        raise pytest.UsageError(_("no kata target: run `pytest exercises`, `pytest solutions` or "
+                                  "`pytest --target PATH`"))
     return target
 
 
@@ -279,7 +284,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     mine = [item for item in items if _in_project(item.path)]
     for item in mine:
         if item.get_closest_marker("slow") and not config.getoption("kata_slow"):
-            item.add_marker(pytest.mark.skip(reason="slow: runs with --slow (CI runs it)"))
+            item.add_marker(pytest.mark.skip(reason=_("slow: runs with --slow (CI runs it)")))
         if item.get_closest_marker("cuda"):
             chosen = chosen or _accelerator.accelerator_of(config)
             if not chosen.available:

@@ -11,6 +11,7 @@ from kata import curriculum, progress
 from kata.harness import outcomes
 from kata.harness.grouping import Recorder
 from kata.harness.target import Target
+from kata.i18n import _, say
 from kata.project import locate
 
 __all__ = ["Scoreboard"]
@@ -72,12 +73,15 @@ class Scoreboard:
         """What this run checked: all checks, or which subset."""
         parts = []
         if self.config.option.markexpr:
-            parts.append(f"checks marked {self.config.option.markexpr!r}")
+            parts.append(say("checks marked {expression!r}", expression=self.config.option.markexpr))
         if self.config.option.keyword:
-            parts.append(f"checks matching -k {self.config.option.keyword!r}")
+            parts.append(say("checks matching -k {keyword!r}", keyword=self.config.option.keyword))
         if any("::" in arg for arg in self.config.args):
-            parts.append("the checks named")
-        return " and ".join(parts)
+            parts.append(_("the checks named"))
+        scope = parts[0] if parts else ""
+        for more in parts[1:]:
+            scope = say("{scope} and {more}", scope=scope, more=more)
+        return scope
 
     def pytest_terminal_summary(self, terminalreporter) -> None:
         """One line per exercise, in curriculum order, then what to do next."""
@@ -89,24 +93,27 @@ class Scoreboard:
         tr.write_sep("=", f"kata: {target.display()}" + (f" ({scope})" if scope else ""))
         unfinished_here = None
         for row in summary.rows:
-            extra = f"; `pytest {target.display(row.exercise.name)}` runs them all" if row.partial else ""
+            extra = say("; `pytest {path}` runs them all", path=target.display(row.exercise.name)) if row.partial \
+                else ""
             if row.finished and row.skipped:
-                extra += ": see why above"
+                extra += _(": see why above")
             if not row.finished and unfinished_here is None:
                 unfinished_here = row.exercise
             tr.write_line(outcomes.render_row(row, extra), green=row.finished, red=not row.finished)
         next_up = unfinished_here or self.next_elsewhere(summary)
         tr.write_line("")
         if next_up is None:
-            tr.write_line(f"  Every exercise is done. `kata train --target {target.display()}` trains the book's "
-                          f"CNN with your code; `kata bench --target {target.display()}` times your sync loop.",
+            tr.write_line("  " + say("Every exercise is done. `kata train --target {target}` trains the book's CNN "
+                                     "with your code; `kata bench --target {target}` times your sync loop.",
+                                     target=target.display()),
                           green=True, bold=True)
             return
         if unfinished_here is None:
-            tr.write_line("  Every exercise checked here passes.", green=True)
-        tr.write_line(f"  Next: {next_up.label}: {next_up.title}", bold=True)
-        tr.write_line(f"  Edit {target.display(next_up.name)}, check it alone with "
-                      f"`pytest {target.display(next_up.name)}`, and see `kata hint {next_up.name}`.")
+            tr.write_line("  " + _("Every exercise checked here passes."), green=True)
+        tr.write_line("  " + say("Next: {exercise}: {title}", exercise=next_up.label, title=next_up.title),
+                      bold=True)
+        tr.write_line("  " + say("Edit {path}, check it alone with `pytest {path}`, and see `kata hint {name}`.",
+                                 path=target.display(next_up.name), name=next_up.name))
 
     def next_elsewhere(self, summary: outcomes.Summary) -> curriculum.Exercise | None:
         """The first exercise not done, by this run's results or, for the others, the recorded progress

@@ -27,6 +27,7 @@ from pathlib import Path
 
 from kata import curriculum
 from kata.harness.tracebacks import Place, display, place_in
+from kata.i18n import _, say
 from kata.project import ProjectError, locate
 
 __all__ = ["Target", "TargetError", "TargetModule", "find_target", "module_of", "target_of", "target_path"]
@@ -140,9 +141,9 @@ class Target:
     def _import(self, name: str) -> types.ModuleType:
         file = self.file(name)
         if not file.is_file():
-            raise TargetError(
-                f"{self.display(name)} does not exist. The checks of exercise '{name}' import it from "
-                f"{self.display()}; create it (`kata reset {name}` restores the stub).")
+            raise TargetError(say("{file} does not exist. The checks of exercise '{name}' import it from {folder}; "
+                                  "create it (`kata reset {name}` restores the stub).",
+                                  file=self.display(name), name=name, folder=self.display()))
         if self.package not in sys.modules:
             pkg = types.ModuleType(self.package)
             pkg.__path__ = [str(self.path)]  # lets `from .devices import x` work
@@ -165,16 +166,19 @@ class Target:
 
     def _import_failure(self, name: str, exc: BaseException) -> str:
         place = place_in(exc, self.file(name))
-        where = ""
-        if place is not None:
-            shown = place.source and not isinstance(exc, SyntaxError)  # the error repeats a syntax error's line
-            where = f" (line {place.line}" + (f": {place.source})" if shown else ")")
-        message = f"{self.display(name)} failed to import{where}:\n  {type(exc).__name__}: {exc}"
+        values = dict(file=self.display(name), error=f"{type(exc).__name__}: {exc}")
+        if place is None:
+            message = say("{file} failed to import:\n  {error}", **values)
+        elif place.source and not isinstance(exc, SyntaxError):  # the error repeats a syntax error's line
+            message = say("{file} failed to import (line {line}: {source}):\n  {error}", line=place.line,
+                          source=place.source, **values)
+        else:
+            message = say("{file} failed to import (line {line}):\n  {error}", line=place.line, **values)
         if isinstance(exc, SystemExit):
-            message += "\n  The module exits while it is imported: keep top-level code to definitions."
+            message += "\n  " + _("The module exits while it is imported: keep top-level code to definitions.")
         elif isinstance(exc, ModuleNotFoundError) and exc.name in curriculum.names():
-            message += (f"\n  To use another exercise's code, import it relatively: "
-                        f"`from .{exc.name} import ...`.")
+            message += "\n  " + say("To use another exercise's code, import it relatively: "
+                                    "`from .{name} import ...`.", name=exc.name)
         return message
 
 
@@ -201,10 +205,9 @@ class TargetModule:
         try:
             return getattr(module, attr)
         except AttributeError:
-            raise TargetError(
-                f"{self._target.display(self._name)} defines no `{attr}`. Exercise '{self._name}' asks for "
-                f"it (see the docstring of exercises/{self._name}.py); check the spelling, or "
-                f"`kata reset {self._name}` for the stub.") from None
+            raise TargetError(say("{file} defines no `{attr}`. Exercise '{name}' asks for it (see the docstring of "
+                                  "exercises/{name}.py); check the spelling, or `kata reset {name}` for the stub.",
+                                  file=self._target.display(self._name), attr=attr, name=self._name)) from None
 
     def __setattr__(self, attr, value):
         raise AttributeError("patch the real module instead: monkeypatch.setattr(module_of(handle), ...)")

@@ -7,9 +7,14 @@ frame in their own folder: ``exercises/training.py, line 42, in train``.
 
 from __future__ import annotations
 
+import ast
+import json
 import traceback
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
+
+from kata.i18n import N_, _, say, translate_stub
 
 __all__ = ["Place", "display", "learner_error", "place_in", "unwritten"]
 
@@ -21,6 +26,14 @@ def display(path: str | Path) -> str:
         return str(path.resolve().relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+_WHERE = {   # a place in the learner's code: with its line or not, in a function or in the module's top level
+    ("line", False): N_("{file}, line {line}, in {function}"),
+    ("line", True): N_("{file}, line {line}, in its top level"),
+    ("file", False): N_("{file}, in {function}"),
+    ("file", True): N_("{file}, in its top level"),
+}
 
 
 @dataclass(frozen=True)
@@ -42,9 +55,10 @@ class Place:
     @property
     def where(self) -> str:
         """``exercises/data.py, line 4, in load_splits`` (``at its top level`` for module code)."""
-        name = "its top level" if self.function == "<module>" else self.function
-        line = f", line {self.line}" if self.line else ""
-        return f"{self.file_name}{line}, in {name}"
+        top = self.function == "<module>"
+        if self.line:
+            return say(_WHERE["line", top], file=self.file_name, line=self.line, function=self.function)
+        return say(_WHERE["file", top], file=self.file_name, function=self.function)
 
     def __str__(self) -> str:
         return self.where
@@ -82,11 +96,27 @@ def learner_error(exc: BaseException, folder: Path) -> str | None:
     if isinstance(exc, NotImplementedError):
         return unwritten(exc, place)
     return (f"{place.where}: {type(exc).__name__}: {exc}\n"
-            f"  `pytest {display(place.file)}` runs the checks that say what is expected there")
+            + "  " + say("`pytest {file}` runs the checks that say what is expected there", file=display(place.file)))
 
 
 def unwritten(exc: NotImplementedError, place: Place) -> str:
     """What a stub's NotImplementedError raised at ``place`` says: which function is not written yet."""
-    if "not written yet" in str(exc):  # the stub's own words say it
-        return f"{place.file_name}: {exc}"
-    return f"{place.file_name}: `{place.function}` is not written yet" + (f":\n  {exc}" if str(exc) else "")
+    text = str(exc)
+    english = _english_stub_message(text)
+    if "not written yet" in english:  # the stub's own words say it (in English, or a stub in Korean)
+        return f"{place.file_name}: {_(english)}"
+    if text:
+        return say("{file}: `{function}` is not written yet:\n  {message}", file=place.file_name,
+                   function=place.function, message=text)
+    return say("{file}: `{function}` is not written yet", file=place.file_name, function=place.function)
+
+
+@cache
+def _english_stub_message(text: str) -> str:
+    """A stub's NotImplementedError message in English: itself, or the English of a stub that
+    ``kata lang`` put in another language (the stubs' catalogue, read as ``kata lang en`` reads it)."""
+    if "not written yet" in text:
+        return text
+    source = f"raise NotImplementedError({json.dumps(text, ensure_ascii=False)})\n"
+    english = ast.parse(translate_stub(source, "en")).body[0]
+    return english.exc.args[0].value

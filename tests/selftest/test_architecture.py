@@ -100,8 +100,9 @@ def test_no_module_uses_another_modules_private_names():
             private_module = [p for p in module.split(".") if p.startswith("_")]
             if private_module and not module.startswith(mine + "."):
                 offences.append(f"{name} line {line} imports the private module {module}")
+            # `_` is gettext's own name for "translate this" (kata.i18n), public by convention.
             offences += [f"{name} line {line} takes {t} from {module}" for t in taken
-                         if t.startswith("_") and not t.startswith("__")]
+                         if t.startswith("_") and not t.startswith("__") and t != "_"]
     assert not offences, "\n".join(offences)
 
 

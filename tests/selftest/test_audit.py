@@ -9,10 +9,11 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 - the reference agrees with itself under any seed, and its records are data;
 - correct code agrees on every facet; untouched stubs on none (a forged verdict
   on a stub earns nothing);
-- honest code never loses a point to the audit: for each known mistake
-  (tests/selftest/known_wrong.toml) and each variant (tests/selftest/variants/),
-  every check that passes on it has all its facets agreeing (slow: each runs its
-  exercise's checks through pytest itself, in process);
+- honest code never loses a point to the audit: for each variant
+  (tests/selftest/variants/) and each known mistake (tests/selftest/known_wrong.toml,
+  in test_known_wrong.py's own runs), every check that passes on it has all its
+  facets agreeing (slow: each runs its exercise's checks through pytest itself, in
+  process; the helpers are tests/selftest/conftest.py's);
 - what comes back from a sandbox is read as data, and nothing in it can make
   the judge raise.
 """
@@ -21,7 +22,6 @@ from __future__ import annotations
 
 import json
 import tempfile
-import tomllib
 from pathlib import Path
 
 # Imported before the inner pytest runs (see test_known_wrong.py).
@@ -35,11 +35,10 @@ import torchvision.transforms
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kata import audit, curriculum, sim
+from kata import audit, curriculum
 from kata.audit import Context, Draw, judge, run_records
 from kata.audit._draws import nest
 from kata.audit._wire import diff, typed
-from kata.checks.mutants import write_mutant
 from kata.harness.target import Target
 from kata.project import locate
 
@@ -49,25 +48,16 @@ PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision
 PROJECT = locate()
 NAMES = curriculum.names()
 VARIANTS = Path(__file__).with_name("variants")
-MUTANTS = tomllib.loads((Path(__file__).with_name("known_wrong.toml")).read_text())["mutant"]
 
 
-@pytest.fixture(scope="module")
-def context(tmp_path_factory) -> Context:
-    from kata.data.synth import generate
-
-    root = tmp_path_factory.mktemp("audit-celeba")
-    generate(root, n_train=30, n_valid=14, n_test=10, seed=11, workers=1, progress=False)
-    ok, _ = sim.support()
-    return Context(seed=20261201, tmp=tmp_path_factory.mktemp("records"), celeba=root,
-                   accelerator=sim.install() if ok else None)
+@pytest.fixture
+def context(audit_context) -> Context:
+    return audit_context
 
 
-@pytest.fixture(scope="module")
-def reference(context) -> dict[str, dict]:
-    ref = Context(**{**vars(context), "reference": True})
-    target = Target(PROJECT.solutions)
-    return {ex: dict(run_records(ex, target.load(ex), ref)) for ex in NAMES}
+@pytest.fixture
+def reference(audit_reference) -> dict[str, dict]:
+    return audit_reference
 
 
 def records_of(folder: Path, exercise: str, context: Context) -> dict:
@@ -82,27 +72,8 @@ def disagreeing(exercise: str, folder: Path, context: Context, reference) -> dic
 # --- the marks -----------------------------------------------------------------------------
 
 
-class Marks:
-    """An inner run's plugin: each check's mark (facets resolved), and whether it passed."""
-
-    def __init__(self):
-        self.marks: dict[str, dict | None] = {}
-        self.passed: dict[str, bool] = {}
-
-    def pytest_collection_modifyitems(self, items):
-        for item in items:
-            exercise = curriculum.exercise_of(str(item.path))
-            mark = item.get_closest_marker("audit")
-            if exercise is not None:
-                self.marks[item.nodeid] = mark and audit.marked(exercise.name, mark, getattr(item, "callspec", None))
-
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.failed or report.skipped:
-            self.passed[report.nodeid] = report.passed and self.passed.get(report.nodeid, True)
-
-
-def test_every_check_names_facets_the_audit_has(pytester):
-    marks = Marks()
+def test_every_check_names_facets_the_audit_has(pytester, facet_marks):
+    marks = facet_marks()
     pytester.inline_run("--collect-only", "--target", str(PROJECT.solutions),
                         *[str(PROJECT.checks_of(n)) for n in NAMES], "-p", "no:cacheprovider", "-q", plugins=[marks])
     assert len(marks.marks) > 100, f"collected only {len(marks.marks)} checks"
@@ -187,36 +158,25 @@ def test_malformed_records_disagree_and_never_raise(records, reference):
 # --- honest code never loses a point to the audit (slow) --------------------------------------
 
 
-def check_run(pytester, folder: Path, exercise: str) -> Marks:
-    marks = Marks()
+def check_run(pytester, folder: Path, exercise: str, marks):
     pytester.inline_run("--target", str(folder), str(PROJECT.checks_of(exercise)), "-p", "no:cacheprovider", "-q",
                         "-p", "no:randomly", plugins=[marks])
     return marks
 
 
-def assert_kept(pytester, folder: Path, exercise: str, context, reference, what: str) -> None:
-    marks = check_run(pytester, folder, exercise)
-    verdicts = judge(exercise, records_of(folder, exercise, context), reference[exercise])
-    lost = [f"{nodeid.split('::')[-1]}: {f}: {verdicts[f]}" for nodeid, passed in marks.passed.items()
-            if passed and marks.marks.get(nodeid) for f in marks.marks[nodeid]["facets"]
-            if verdicts.get(f) is not None]
-    assert not lost, (f"{what}: honest code would lose these checks' points to the audit (each passed, but a facet "
-                      f"it names disagrees):\n  " + "\n  ".join(lost))
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(p.name for p in VARIANTS.iterdir() if p.is_dir()))
-def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, context, reference):
+def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, facet_marks, points_lost_to_the_audit):
     for exercise in NAMES:
         if (VARIANTS / variant / f"{exercise}.py").is_file():
-            assert_kept(pytester, VARIANTS / variant, exercise, context, reference, f"variants/{variant}")
+            lost = points_lost_to_the_audit(VARIANTS / variant, exercise,
+                                            check_run(pytester, VARIANTS / variant, exercise, facet_marks()))
+            assert not lost, (f"variants/{variant}: honest code would lose these checks' points to the audit (each "
+                              f"passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("mutant", MUTANTS, ids=[f"{m['exercise']}: {m['mistake']}" for m in MUTANTS])
-def test_a_known_mistake_keeps_every_point_its_checks_give(mutant, pytester, tmp_path, context, reference):
-    folder = write_mutant(tmp_path / "mutant", mutant["exercise"], *[(e["old"], e["new"]) for e in mutant["edit"]])
-    assert_kept(pytester, folder, mutant["exercise"], context, reference, f"the mistake '{mutant['mistake']}'")
+# Each known mistake keeps every point its checks give: test_known_wrong.py, under --slow, where the
+# mistake's one run takes all of its exercise's checks.
 
 
 def test_the_records_are_quick_enough_for_a_class(context):

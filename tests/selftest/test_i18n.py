@@ -9,13 +9,22 @@ import gettext
 import subprocess
 import sys
 
+# Imported before the inner pytest runs, and kept (see test_known_wrong.py).
+import hypothesis
+import matplotlib.pyplot
+import numpy
+import PIL.Image
 import pytest
+import torch
+import torchvision.transforms
 
 from kata import i18n
 from kata.i18n import CATALOGUES, _, language, say, translate_stub
 from kata.project import locate
 
 ROOT = locate().root
+pytest_plugins = ["pytester"]
+PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
 
 
 @pytest.fixture
@@ -33,9 +42,10 @@ def lang_env(monkeypatch):
 
 @pytest.mark.parametrize("domain", list(CATALOGUES))
 def test_every_message_has_a_current_korean_entry(domain):
-    catalogues = pytest.importorskip("kata.catalogues", reason="Babel is not installed: pip install -e '.[dev]'")
+    catalogues = pytest.importorskip("kata.i18n.catalogues", reason="Babel is not installed: pip install -e '.[dev]'")
     found = catalogues.problems(domain)
-    assert not found, (f"{len(found)} problem(s) in the {domain!r} catalogue; run `python -m kata.catalogues update "
+    assert not found, (f"{len(found)} problem(s) in the {domain!r} catalogue; run "
+                       f"`python -m kata.i18n.catalogues update "
                        f"{domain}`, translate, then `... compile {domain}`:\n  " + "\n  ".join(found[:40]))
 
 
@@ -96,3 +106,68 @@ def test_a_stub_goes_to_korean_and_back_unchanged(name):
     compile(korean, f"{name}.py (ko)", "exec")
     if i18n._entries("ko"):
         assert korean != english, f"exercises/{name}.py has no Korean text"
+
+
+# --- a learner's run in Korean: no English sentence of the kata's own -----------------------------
+
+def english_sentences() -> dict[str, str]:
+    """The kata's own English, as a run could print it: from each message id, each stretch between
+    placeholders of at least four words, mapped to its message id. A stretch that the Korean entry
+    keeps as it stands (code, a command line, PyTorch's own error text) is not English prose."""
+    import re
+
+    found = {}
+    for domain in CATALOGUES:
+        catalogue = gettext.translation(domain, i18n.LOCALE_DIR, languages=["ko"], fallback=True)
+        for msgid, msgstr in getattr(catalogue, "_catalog", {}).items():
+            if not isinstance(msgid, str) or not msgid:
+                continue
+            for line in msgid.splitlines():
+                for stretch in re.split(r"\{[^{}]*\}|`[^`]*`|\"[^\"]*\"|'[^' ]*'", line):
+                    stretch = stretch.strip(" :;,.()-")
+                    if len(re.findall(r"[A-Za-z]{2,}", stretch)) >= 4 and stretch not in msgstr:
+                        found.setdefault(stretch, msgid)
+    return found
+
+
+def english_in(text: str) -> list[str]:
+    sentences = english_sentences()
+    return sorted({f"{s!r} (from {sentences[s].splitlines()[0][:60]!r})" for s in sentences if s in text})
+
+
+@pytest.fixture
+def korean(monkeypatch):
+    monkeypatch.setenv("KATA_LANG", "ko")
+    monkeypatch.setattr(i18n, "_chosen", None)
+    return monkeypatch
+
+
+def korean_run(pytester, target, *args) -> str:
+    result = pytester.runpytest_inprocess("--target", str(target), *args, "-p", "no:cacheprovider")
+    return result.stdout.str() + result.stderr.str()
+
+
+def test_a_korean_run_on_the_stubs_speaks_korean(korean, pytester, tmp_path):
+    from kata.pristine import write_stubs
+
+    stubs = tmp_path / "exercises"
+    assert not write_stubs(stubs)
+    text = korean_run(pytester, stubs, *map(str, sorted((ROOT / "tests").glob("test_*.py"))), "-m", "not slow")
+    assert "연습 문제" in text or "검사" in text, f"the run on the stubs printed no Korean:\n{text[-3000:]}"
+    leaked = english_in(text)
+    assert not leaked, "a Korean run on the stubs printed the kata's English:\n  " + "\n  ".join(leaked[:30])
+
+
+def test_a_korean_run_on_the_seeds_bug_explains_it_in_korean(korean, pytester, tmp_path):
+    import tomllib
+
+    from kata.checks.mutants import write_mutant
+
+    mutants = tomllib.loads((ROOT / "tests" / "selftest" / "known_wrong.toml").read_text())["mutant"]
+    seed = next(m for m in mutants if m["mistake"].startswith("the seed's bug") and "accelerator" in m["mistake"])
+    folder = write_mutant(tmp_path / "seed", seed["exercise"], *[(e["old"], e["new"]) for e in seed["edit"]])
+    text = korean_run(pytester, folder, str(ROOT / "tests" / f"test_{seed['exercise']}.py"),
+                      "-k", " or ".join(seed["checks"]))
+    assert "텐서" in text and "호스트" in text, f"the seed's bug was not explained in Korean:\n{text[-3000:]}"
+    leaked = english_in(text)
+    assert not leaked, "a Korean run on the seed's bug printed the kata's English:\n  " + "\n  ".join(leaked[:30])

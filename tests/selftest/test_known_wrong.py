@@ -11,6 +11,11 @@ match (searched in the failure's text): the check fails for the true reason. The
 self-check (plain `pytest`) already shows that the unmodified solutions pass
 these checks. A mutant that `needs` the accelerator to behave as CUDA does (NEEDS
 below) is skipped, saying so, where the simulated one does not yet.
+
+Under `--slow` (CI) each mutant's run takes all of its exercise's checks, not only
+the named ones, and also shows that a mistake never costs a point to the audit:
+each check the mutant passes has every facet it names agreeing with the reference
+(tests/selftest/conftest.py; the variants' side is in test_audit.py).
 """
 
 import re
@@ -103,14 +108,15 @@ def test_every_need_of_a_mutant_is_known():
     [pytest.param(m["exercise"], m["mistake"], [(e["old"], e["new"]) for e in m["edit"]], m["checks"],
                   m.get("message"), m.get("needs"), id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS])
 def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, failing, message, needs, tmp_path,
-                                                     pytester):
+                                                     pytester, request, facet_marks):
     missing = NEEDS[needs]() if needs in NEEDS else None
     if missing is not None:
         pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
     folder = write_mutant(tmp_path / "mutant", exercise, *edits)
-    outcomes = Outcomes()
-    pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-k", " or ".join(failing),
-                        "-p", "no:cacheprovider", "-q", plugins=[outcomes])
+    outcomes, marks = Outcomes(), facet_marks()
+    every_check = request.config.getoption("kata_slow")
+    pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-p", "no:cacheprovider", "-q",
+                        *([] if every_check else ["-k", " or ".join(failing)]), plugins=[outcomes, marks])
     crashed, passed, untrue = [], [], []
     for name in failing:
         ends = outcomes.ends.get(name)
@@ -127,3 +133,7 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
+    if every_check:
+        lost = request.getfixturevalue("points_lost_to_the_audit")(folder, exercise, marks)
+        assert not lost, (f"the mistake '{mistake}': honest code would lose these checks' points to the audit "
+                          f"(each passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))

@@ -6,7 +6,9 @@ the concept it is about), says how to check it, and raises a neutral
 NotImplementedError that says only which function is not written yet and where
 to look. Neither a stub nor any level of the curriculum's hints may contain an
 answer key: an expression of the reference solution that gives the answer away
-(kept per exercise in answer_keys.toml, next to this file).
+(kept per exercise in answer_keys.toml, next to this file). Both languages:
+the Korean stubs (`kata lang ko`, `kata release --lang ko`: kata.i18n.translate_stub)
+and the Korean hints (kata/locale/ko) are held to the same answer keys.
 
 The stubs are read as source (ast), never imported: these checks need no torch.
 """
@@ -21,13 +23,14 @@ from pathlib import Path
 
 import pytest
 
-from kata import curriculum, pristine
+from kata import curriculum, i18n, pristine
 from kata.project import locate
 
 PROJECT = locate()
 EXERCISES = curriculum.exercises()
 NAMES = [ex.name for ex in EXERCISES]
 KEYS_FILE = Path(__file__).with_name("answer_keys.toml")
+LANGS = ("en", "ko")   # the stubs and hints as a learner may read them
 
 # The one form of a stub's `raise NotImplementedError(...)` message.
 NEUTRAL = re.compile(r"`(?P<function>\w+(?:\.\w+)?)` is not written yet: see (?:its|the class's) docstring, "
@@ -61,8 +64,19 @@ def source(name: str) -> str:
     return text
 
 
-def tree(name: str) -> ast.Module:
-    return ast.parse(source(name), filename=f"exercises/{name}.py")
+def source_in(name: str, lang: str) -> str:
+    """The pristine stub with its texts in ``lang`` (as `kata lang` and `kata release --lang` write it)."""
+    return source(name) if lang == "en" else i18n.translate_stub(source(name), lang)
+
+
+def tree(name: str, lang: str = "en") -> ast.Module:
+    return ast.parse(source_in(name, lang), filename=f"exercises/{name}.py ({lang})")
+
+
+def hints_in(ex: curriculum.Exercise, lang: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The exercise's hints as `kata hint` shows them in ``lang`` (whatever language this process speaks)."""
+    text = i18n.translation(lang).gettext
+    return tuple((topic, tuple(text(level).strip() for level in levels)) for topic, levels in ex.hints_en)
 
 
 def definitions(module: ast.Module) -> dict[str, ast.AST]:
@@ -136,34 +150,42 @@ def normal(text: str) -> str:
     return re.sub(r" ([)\].])", r"\1", text)
 
 
+# A word ends where a letter, digit or _ of code does: Korean written right after a key ("31개",
+# "`copy`를") does not hide it, as Python's \w (which counts Hangul as letters) would.
+NOT_CODE_BEFORE, NOT_CODE_AFTER = r"(?<![A-Za-z0-9_])", r"(?![A-Za-z0-9_])"
+
+
 def contains(text: str, key: str) -> bool:
     """Whether `text` holds the answer key, spelled as in :func:`normal`; a one-word key only as a whole word."""
     if re.fullmatch(r"\w+", key):
-        return re.search(rf"(?<!\w){re.escape(key)}(?!\w)", text) is not None
+        return re.search(rf"{NOT_CODE_BEFORE}{re.escape(key)}{NOT_CODE_AFTER}", text) is not None
     return normal(key) in normal(text)
 
 
-def texts_shown_to_the_learner(name: str) -> list[tuple[str, str]]:
-    """(where, text) for the stub, its `raise` messages and every level of the exercise's hints."""
+def texts_shown_to_the_learner(name: str, lang: str = "en") -> list[tuple[str, str]]:
+    """(where, text) for the stub, its `raise` messages and every level of the exercise's hints, in ``lang``."""
     ex = curriculum.get(name)
-    shown = [(f"exercises/{name}.py", source(name))]
-    shown += [(f"the `raise` message in {r.where} (exercises/{name}.py line {r.line})", r.message)
-              for r in raises(tree(name)) if r.message]
-    for topic, levels in ex.hints:
+    file = f"exercises/{name}.py" + (f" in {lang} (`kata lang {lang}`)" if lang != "en" else "")
+    catalogue = f", its {lang} entry in kata/locale/{lang}/LC_MESSAGES/hints.po" if lang != "en" else ""
+    shown = [(file, source_in(name, lang))]
+    shown += [(f"the `raise` message in {r.where} ({file} line {r.line})", r.message)
+              for r in raises(tree(name, lang)) if r.message]
+    for topic, levels in hints_in(ex, lang):
         for number, text in enumerate(levels, 1):
             shown.append((f"hint level {number} of `kata hint {name}{' ' + topic if topic else ''}` "
-                          f"(kata/curriculum.toml, {toml_key(topic)})", text))
+                          f"(kata/curriculum.toml, {toml_key(topic)}{catalogue})", text))
     return shown
 
 
 # --- the checks ---------------------------------------------------------------------
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", NAMES)
-def test_every_stub_says_how_to_check_it(name):
-    doc = ast.get_docstring(tree(name)) or ""
+def test_every_stub_says_how_to_check_it(name, lang):
+    doc = ast.get_docstring(tree(name, lang)) or ""
     assert f"pytest exercises/{name}.py" in doc, (
-        f"exercises/{name}.py's module docstring must say how to check just this file: "
+        f"exercises/{name}.py's module docstring ({lang}) must say how to check just this file: "
         f"\"Run `pytest exercises/{name}.py` to check just this file.\"")
 
 
@@ -217,29 +239,48 @@ def test_every_raise_is_a_neutral_pointer(name):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_no_stub_raise_message_or_hint_gives_the_answer_away(name):
+def test_a_translated_raise_still_names_its_function_and_its_hint(name):
+    # The Korean pointer is the English one's: the same function, the same `kata hint` command.
+    english, korean = raises(tree(name)), raises(tree(name, "ko"))
+    assert [r.where for r in korean] == [r.where for r in english], f"exercises/{name}.py in ko: raises moved"
+    for en, ko in zip(english, korean):
+        match = NEUTRAL.fullmatch(en.message or "")
+        if match is None:
+            continue   # test_every_raise_is_a_neutral_pointer says why
+        command = re.search(r"`kata hint [^`]+`", en.message)[0]
+        assert f"`{match['function']}`" in ko.message and command in ko.message, (
+            f"exercises/{name}.py in ko, line {ko.line}: the message {ko.message!r} must name "
+            f"`{match['function']}` and {command}, as the English does")
+
+
+@pytest.mark.parametrize("lang", LANGS)
+@pytest.mark.parametrize("name", NAMES)
+def test_no_stub_raise_message_or_hint_gives_the_answer_away(name, lang):
     keys = keys_of(name)
     assert keys, f"{KEYS_FILE.name} has no answer keys for {name}: list a few [{name}.keys]"
     found = [f"  {where} contains `{key}` ({why})"
-             for where, text in texts_shown_to_the_learner(name) for key, why in keys.items() if contains(text, key)]
+             for where, text in texts_shown_to_the_learner(name, lang) for key, why in keys.items()
+             if contains(text, key)]
     assert not found, (
         "an answer key is shown to the learner; a stub states what (not how), a hint asks, points to the "
         "documentation (name an API without the call: Tensor.item) and sketches the shape of the code:\n"
         + "\n".join(found))
 
 
+@pytest.mark.parametrize("lang", LANGS)
 @pytest.mark.parametrize("name", NAMES)
-def test_no_levels_of_the_hints_together_give_the_answer_away(name):
+def test_no_levels_of_the_hints_together_give_the_answer_away(name, lang):
     # Level 2 names the APIs, level 3 the shape of the code: read together (a learner reads them all),
     # they must not spell out the answer, as the sync hints' stack-then-tolist once did.
     ex = curriculum.get(name)
-    hints = "\n".join(text for _, levels in ex.hints for text in levels)
+    hints = "\n".join(text for _, levels in hints_in(ex, lang) for text in levels)
     found = [f"  {why}: {', '.join(repr(w) for w in words)}"
              for why, words in answer_keys().get(name, {}).get("together", {}).items()
-             if all(re.search(rf"(?<!\w){re.escape(w)}", hints) for w in words)]
+             if all(re.search(rf"{NOT_CODE_BEFORE}{re.escape(w)}", hints) for w in words)]
     assert not found, (
-        f"the hints of {name}, read together, give the answer away: each word may appear, but not all of these "
-        "in one exercise's hints (kata/curriculum.toml):\n" + "\n".join(found))
+        f"the hints of {name} ({lang}), read together, give the answer away: each word may appear, but not all of "
+        "these in one exercise's hints (kata/curriculum.toml"
+        + (f", kata/locale/{lang}/LC_MESSAGES/hints.po" if lang != "en" else "") + "):\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -284,4 +325,5 @@ def test_answer_keys_match_any_spacing_of_the_code_and_whole_words():
     assert not contains("Module.add_module (the book names each layer)", "add_module(")
     assert contains("SMILING = 31  # Smiling", "31")
     assert not contains("in 2031, 131 images", "31")
+    assert contains("인덱스는 31입니다", "31") and contains("`stack`과 `tolist`", "tolist"), "Korean around a key"
     assert not contains("Tensor.item: https://pytorch.org/docs/stable/generated/torch.Tensor.item.html", ".item()")

@@ -23,6 +23,7 @@ import numbers
 import numpy as np
 
 from kata.data.layout import ATTRIBUTE_NAMES, SPLITS, WIDTH
+from kata.i18n import _, say
 
 __all__ = [
     "plan", "plan_face", "image_jobs", "check_counts", "check_seed",
@@ -237,20 +238,22 @@ def check_counts(n_train, n_valid, n_test) -> dict:
     counts = {}
     for name, value in (("n_train", n_train), ("n_valid", n_valid), ("n_test", n_test)):
         if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"{name} must be a whole number of images, got {value!r}")
+            raise ValueError(say("{name} must be a whole number of images, got {value!r}", name=name, value=value))
         if value < 0:
-            raise ValueError(f"{name} must not be negative (it is the number of images), got {value}")
+            raise ValueError(say("{name} must not be negative (it is the number of images), got {value}", name=name,
+                                 value=value))
         counts[name[2:]] = int(value)
     total = sum(counts.values())
     if total == 0:
-        raise ValueError("n_train, n_valid and n_test are all 0: there would be no images to draw")
+        raise ValueError(_("n_train, n_valid and n_test are all 0: there would be no images to draw"))
     if total > 999_999:
-        raise ValueError(f"{total} images asked for; CelebA's file names (000001.jpg) allow at most 999,999")
+        raise ValueError(say("{total} images asked for; CelebA's file names (000001.jpg) allow at most 999,999",
+                             total=total))
     return counts
 
 
 def check_seed(seed) -> int:
     """The seed as an int, checked: ValueError unless it is a whole number >= 0."""
     if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
-        raise ValueError(f"seed must be a whole number >= 0, got {seed!r}")
+        raise ValueError(say("seed must be a whole number >= 0, got {seed!r}", seed=seed))
     return int(seed)

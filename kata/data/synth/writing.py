@@ -35,6 +35,7 @@ from kata.data.synth.drawing import render
 from kata.data.synth.geometry import bbox, landmarks
 from kata.data.synth.planning import check_counts, check_seed, image_jobs, plan_face
 from kata.files import atomic_write, write_json
+from kata.i18n import _, say
 
 __all__ = ["generate", "GENERATOR", "VERSION"]
 
@@ -103,7 +104,7 @@ def _draw_images(folder: Path, seed: int, jobs, workers: int, progress: bool) ->
     size = max(8, min(200, math.ceil(len(jobs) / (workers * 8))))
     chunks = [(str(folder), seed, jobs[i:i + size]) for i in range(0, len(jobs), size)]
     rows = []
-    with tqdm(total=sum(draw for *_, draw in jobs), unit="img", desc="drawing faces", file=sys.stderr,
+    with tqdm(total=sum(draw for *_, draw in jobs), unit="img", desc=_("drawing faces"), file=sys.stderr,
               disable=not progress, dynamic_ncols=True) as bar:
         if workers == 1 or len(chunks) == 1:
             results = map(_draw_chunk, chunks)
@@ -200,13 +201,14 @@ def generate(root, n_train: int = 16000, n_valid: int = 1000, n_test: int = 1000
     if workers is None:
         workers = os.cpu_count() or 1
     if isinstance(workers, bool) or not isinstance(workers, numbers.Integral) or workers < 1:
-        raise ValueError(f"workers must be a whole number >= 1 (or None: one per CPU), got {workers!r}")
+        raise ValueError(say("workers must be a whole number >= 1 (or None: one per CPU), got {workers!r}",
+                             workers=workers))
     root = Path(root).expanduser()
     if root.exists() and not root.is_dir():
-        raise ValueError(f"root {str(root)!r} is a file; give the folder that should hold celeba/")
+        raise ValueError(say("root {root!r} is a file; give the folder that should hold celeba/", root=str(root)))
     folder = root / "celeba"
     if folder.exists() and not folder.is_dir():
-        raise ValueError(f"{str(folder)!r} is a file; generate() writes the folder celeba/ there")
+        raise ValueError(say("{folder!r} is a file; generate() writes the folder celeba/ there", folder=str(folder)))
 
     params = {"generator": GENERATOR, "version": VERSION, "seed": seed, "counts": counts}
     total = sum(counts.values())
@@ -218,10 +220,11 @@ def generate(root, n_train: int = 16000, n_valid: int = 1000, n_test: int = 1000
     if folder.is_dir() and not ours:
         foreign = _foreign_files(folder)
         if foreign:
-            raise FileExistsError(
-                f"{folder} already holds a data set that kata did not draw (no {MARKER_NAME} in it; found: "
-                f"{', '.join(foreign)}). It may be the real CelebA, so it is left untouched. Use it as it is, "
-                f"or pick another root for the synthetic set (e.g. `kata data --root data-synthetic`).")
+            raise FileExistsError(say(
+                "{folder} already holds a data set that kata did not draw (no {marker} in it; found: {found}). It "
+                "may be the real CelebA, so it is left untouched. Use it as it is, or pick another root for the "
+                "synthetic set (e.g. `kata data --root data-synthetic`).",
+                folder=folder, marker=MARKER_NAME, found=", ".join(foreign)))
     resume = _same_set(marker, params) or _same_set(partial, params)
     if not resume:
         _remove_owned_files(folder)

@@ -6,7 +6,7 @@ message id: the English source stays readable, and English is what a run shows
 unless Korean is chosen. The translations are gettext catalogues,
 ``kata/locale/ko/LC_MESSAGES/DOMAIN.po`` (one per area of the kata,
 :data:`CATALOGUES`), compiled to ``.mo`` beside them and read with the
-standard library's :mod:`gettext`; ``python -m kata.catalogues`` extracts,
+standard library's :mod:`gettext`; ``python -m kata.i18n.catalogues`` extracts,
 updates and compiles them (with Babel), and ``tests/selftest/test_i18n.py``
 fails on a message without a Korean entry, a stale one or a placeholder that
 differs.
@@ -37,7 +37,7 @@ __all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "cho
            "set_language", "stub_texts", "translate_stub", "translation"]
 
 LANGUAGES = ("en", "ko")
-LOCALE_DIR = Path(__file__).resolve().parent / "locale"
+LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
 LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
 
 # One catalogue per area of the kata: the files (globs relative to the checkout)
@@ -49,12 +49,13 @@ CATALOGUES = {
     "checks-b": ["tests/test_plotting.py", "tests/test_training.py", "tests/test_sync.py",
                  "tests/test_checkpoint.py", "tests/conftest.py", "conftest.py"],
     "harness": ["kata/harness/*.py", "kata/notebook.py", "kata/progress.py", "kata/project.py", "kata/files.py",
-                "kata/celeba.py", "kata/data/*.py", "kata/i18n.py"],
+                "kata/celeba.py", "kata/data/*.py", "kata/data/synth/*.py", "kata/i18n/__init__.py"],
     "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
                                                          "data", "doctor", "hint", "list", "next", "solution",
                                                          "train", "watch")] + ["kata/conformance/*.py"],
     "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
     "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
+    "conformance": ["kata/conformance/table.toml"],
     "stubs": ["exercises/*.py", "kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py",
               "kata/commands/lang.py"],
 }
@@ -72,7 +73,8 @@ def set_language(lang: str | None) -> None:
     """Choose the language for this process and the processes it starts (None: as found)."""
     global _chosen
     if lang is not None and lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}: the kata speaks {', '.join(LANGUAGES)}")
+        raise ValueError(say("unknown language {lang!r}: the kata speaks {languages}", lang=lang,
+                             languages=", ".join(LANGUAGES)))
     _chosen = lang
     _copy_choice.cache_clear()
     if lang is not None:
@@ -156,25 +158,30 @@ def say(template: str, /, **values) -> str:
 def stub_texts(source: str) -> list[tuple[int, int, str, str]]:
     """The translatable texts of a module's source: ``(first line, last line, kind, text)``
     (lines 1-based, inclusive), kind ``docstring``, ``comment`` or ``message``, in order."""
+    return [span[:4] for span in _spans(source)]
+
+
+def _spans(source: str) -> list[tuple[int, int, str, str, int, int]]:
+    """:func:`stub_texts`, each with the columns its text starts and ends at (a comment: its lines)."""
     import ast
     import inspect
     import tokenize
     from io import StringIO
 
     found = []
-    tree = ast.parse(source)
-    for node in ast.walk(tree):
+    for node in ast.walk(ast.parse(source)):
         body = getattr(node, "body", None)
         if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and body:
             first = body[0]
             if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) \
                     and isinstance(first.value.value, str):
-                found.append((first.lineno, first.end_lineno, "docstring", inspect.cleandoc(first.value.value)))
+                found.append((first.lineno, first.end_lineno, "docstring", inspect.cleandoc(first.value.value),
+                              first.col_offset, first.end_col_offset))
         if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and node.exc.args \
                 and isinstance(node.exc.func, ast.Name) and node.exc.func.id == "NotImplementedError":
             arg = node.exc.args[0]
             if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
-                found.append((arg.lineno, arg.end_lineno, "message", arg.value))
+                found.append((arg.lineno, arg.end_lineno, "message", arg.value, arg.col_offset, arg.end_col_offset))
     block: list[tuple[int, str]] = []
     lines = source.splitlines()
     for tok in tokenize.generate_tokens(StringIO(source).readline):
@@ -188,9 +195,9 @@ def stub_texts(source: str) -> list[tuple[int, int, str, str]]:
     return sorted(found)
 
 
-def _comment(block) -> tuple[int, int, str, str]:
+def _comment(block) -> tuple[int, int, str, str, int, int]:
     text = "\n".join(line[1:].removeprefix(" ") for _, line in block)
-    return block[0][0], block[-1][0], "comment", text
+    return block[0][0], block[-1][0], "comment", text, 0, 0
 
 
 def translate_stub(source: str, lang: str) -> str:
@@ -198,17 +205,21 @@ def translate_stub(source: str, lang: str) -> str:
 
     Either way: an English text becomes its Korean entry, a Korean one (an entry's
     translation) its English message id; a text with neither stays."""
-    english = {v: k for k, v in _entries("ko").items()}
     korean = _entries("ko")
-    table = korean if lang == "ko" else english
+    table = korean if lang == "ko" else {v: k for k, v in korean.items()}
     lines = source.splitlines(keepends=True)
-    for first, last, kind, text in reversed(stub_texts(source)):
+    for first, last, kind, text, col, end_col in reversed(_spans(source)):
         new = table.get(text)
         if new is None or new == text:
             continue
-        old = "".join(lines[first - 1:last])
-        indent = old[:len(old) - len(old.lstrip())]
-        lines[first - 1:last] = [_written(kind, new, indent, old)]
+        if kind == "comment":
+            old = "".join(lines[first - 1:last])
+            indent = old[:len(old) - len(old.lstrip())]
+            lines[first - 1:last] = ["".join(f"{indent}# {line}".rstrip() + "\n" for line in new.splitlines())]
+            continue
+        head, tail = lines[first - 1].encode()[:col].decode(), lines[last - 1].encode()[end_col:].decode()  # ast: bytes
+        indent = " " * len(head) if not head.strip() else ""
+        lines[first - 1:last] = [head + _literal(kind, new, indent) + tail]
     return "".join(lines)
 
 
@@ -218,14 +229,10 @@ def _entries(lang: str) -> dict[str, str]:
     return {k: v for k, v in getattr(found, "_catalog", {}).items() if isinstance(k, str) and k and v}
 
 
-def _written(kind: str, text: str, indent: str, old: str) -> str:
-    """A text as source lines at ``indent``, in the shape the old lines had."""
-    end = "\n" if old.endswith("\n") else ""
-    if kind == "comment":
-        return "".join(f"{indent}# {line}".rstrip() + "\n" for line in text.splitlines())[:-1] + end
+def _literal(kind: str, text: str, indent: str) -> str:
+    """A text as a Python literal: a docstring at ``indent``, a message as one string."""
     if kind == "message":
-        return f"{indent}{json.dumps(text, ensure_ascii=False)}{end}"   # a JSON string is a Python literal
+        return json.dumps(text, ensure_ascii=False)   # a JSON string is a Python literal
     head, *rest = text.splitlines()
     body = "".join("\n" + (indent + line if line else "") for line in rest)
-    closing = f"\n{indent}" if rest else ""
-    return f'{indent}"""{head}{body}{closing}"""{end}'
+    return f'"""{head}{body}{chr(10) + indent if rest else ""}"""'

@@ -1,16 +1,17 @@
 """The translation catalogues, kept with Babel: extract, update, compile, check.
 
-    python -m kata.catalogues update [DOMAIN ...]   # extract the English, merge into ko/DOMAIN.po
-    python -m kata.catalogues compile [DOMAIN ...]  # ko/DOMAIN.po -> ko/DOMAIN.mo (what the kata reads)
-    python -m kata.catalogues check [DOMAIN ...]    # what tests/selftest/test_i18n.py fails on
+    python -m kata.i18n.catalogues update [DOMAIN ...]   # extract the English, merge into ko/DOMAIN.po
+    python -m kata.i18n.catalogues compile [DOMAIN ...]  # ko/DOMAIN.po -> ko/DOMAIN.mo (what the kata reads)
+    python -m kata.i18n.catalogues check [DOMAIN ...]    # what tests/selftest/test_i18n.py fails on
 
 A domain's messages are extracted from the files :data:`kata.i18n.CATALOGUES`
 names: Python with Babel's own extractor (the keywords ``_``, ``N_`` and
-``say``), the curriculum (its titles, lessons and hints) and the stubs (their
-docstrings, comments and ``NotImplementedError`` messages) with the two
-extractors below. The English text is the message id; an entry whose English
-changed comes back from ``update`` marked fuzzy, beside its old translation,
-and counts as missing until a translator clears the mark.
+``say``); the curriculum (its titles, lessons and hints), the conformance table
+(its behaviours, in words) and the stubs (their docstrings, comments and
+``NotImplementedError`` messages) with the three extractors below. The English
+text is the message id; an entry whose English changed comes back from
+``update`` marked fuzzy, beside its old translation, and counts as missing
+until a translator clears the mark.
 
 Babel is a maintainer's tool (``pip install -e ".[dev]"``): the kata itself
 reads only the compiled ``.mo`` files, with the standard library.
@@ -32,9 +33,10 @@ from babel.messages.pofile import read_po, write_po
 
 from kata.i18n import CATALOGUES, LOCALE_DIR, stub_texts
 
-__all__ = ["compile_catalogue", "extract", "problems", "update"]
+__all__ = ["compile_catalogue", "extract", "extract_stub", "extract_table", "extract_toml", "main", "problems",
+           "update"]
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"_": None, "N_": None, "say": None, "gettext": None}
 LANGS = ("ko",)
 
@@ -51,6 +53,15 @@ def extract_toml(fileobj, keywords, comment_tags, options):
                 yield 0, None, text.strip("\n"), [f"{name}: hint {topic}, level {level}"]
 
 
+def extract_table(fileobj, keywords, comment_tags, options):
+    """Babel extractor for kata/conformance/table.toml: what each behaviour tries, and why the simulator
+    refuses it (the words `kata doctor` shows; CUDA's own texts stay as CUDA prints them)."""
+    for row in tomllib.loads(fileobj.read().decode("utf-8")).get("behaviour", []):
+        yield 0, None, row["behaviour"], [row["id"]]
+        if "why" in row.get("simulator", {}):
+            yield 0, None, row["simulator"]["why"], [f"{row['id']}: why the simulator refuses it"]
+
+
 def extract_stub(fileobj, keywords, comment_tags, options):
     """Babel extractor for exercises/*.py: the texts kata.i18n.stub_texts finds."""
     for first, _last, kind, text in stub_texts(fileobj.read().decode("utf-8")):
@@ -58,6 +69,8 @@ def extract_stub(fileobj, keywords, comment_tags, options):
 
 
 def _method(path: Path):
+    if path.name == "table.toml":
+        return extract_table
     if path.suffix == ".toml":
         return extract_toml
     if path.parent.name == "exercises":
@@ -127,7 +140,7 @@ def problems(domain: str, lang: str = "ko") -> list[str]:
     """What is wrong with ``lang``'s catalogue of ``domain``: one line per entry."""
     path = _po(domain, lang)
     if not path.exists():
-        return [f"{path.relative_to(ROOT)}: missing (python -m kata.catalogues update {domain})"]
+        return [f"{path.relative_to(ROOT)}: missing (python -m kata.i18n.catalogues update {domain})"]
     catalog = _read(path, lang)
     out = []
     for message in extract(domain):
@@ -150,12 +163,12 @@ def problems(domain: str, lang: str = "ko") -> list[str]:
     write_mo(compiled, catalog, use_fuzzy=False)
     if not mo.exists() or mo.read_bytes() != compiled.getvalue():
         out.append(f"{domain}: {mo.relative_to(ROOT)} is not compiled from its .po "
-                   f"(python -m kata.catalogues compile {domain})")
+                   f"(python -m kata.i18n.catalogues compile {domain})")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m kata.catalogues", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m kata.i18n.catalogues", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("update", "compile", "check"))
     parser.add_argument("domains", nargs="*", metavar="DOMAIN", help=f"default: all ({', '.join(CATALOGUES)})")
     args = parser.parse_args(argv)

@@ -1,0 +1,121 @@
+"""The grader's longer sentences, marked for translation (issue #21), and a cell's width on a terminal.
+
+``kata grade`` and ``kata gradescope`` (kata/grading) show these with
+:func:`kata.i18n.say` or :func:`kata.i18n._`; they are kept here, beside the
+audit's own, so that kata/grading stays within its line budget
+(tests/selftest/test_architecture.py). Pairs are (one, more than one).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+
+from kata.i18n import N_, _
+
+__all__ = ["failed_import", "pad"]
+
+# --- the header of a run: the protections in force (kata/grading/sandbox.py) -------------------------------
+
+GRADES = N_("each check's points need the audit's records of the submission's own functions, on inputs drawn for "
+            "this run, to agree with the reference's (computed outside the sandbox); a few checks also rest on what "
+            "the sandboxed process observed (see the README)")
+SANDBOX = {
+    "bubblewrap": N_("bubblewrap: no network; its own PID, IPC and UTS namespaces; the system, Python and the kata "
+                     "read-only; no reference solutions, no grades, no homes, no other submission; its own folder, "
+                     "/tmp and /dev/shm ({disk:,} MB); the audit's records made in a sandbox without the checks or "
+                     "their helpers"),
+    "user": N_("no bubblewrap: the machine's file system and network are the graded code's to read and reach, as far "
+               "as its user may; its own folder; no reference solutions only if they are readable by root alone"),
+    "none": N_("none (--no-sandbox): the graded code runs as you, reads what you can read (the reference solutions "
+               "too, so a submission can copy their answers), reaches the network and writes wherever you can. Grade "
+               "only code you trust this way"),
+}
+USER = {
+    "root": N_("the root user of a user namespace of its own (no capabilities)"),
+    "bubblewrap": N_("your user, in a user namespace of its own (no capabilities)"),
+    "user": N_("an unprivileged user of its own (uids from {uids})"),
+    "none": N_("your own user"),
+}
+COUNT = (N_("{memory:,} MB for all of a submission's processes together (watched by the grader)"),
+         N_("cgroup {cgroups}: {memory:,} MB and {processes} processes for all of a submission's processes together"))
+LIMITS = N_("{count}; per process (prlimit): memory, CPU time, file size, no core files; {limits}")
+DESCRIBE = (N_("{test_timeout:g} s per check, {timeout:g} s per submission, {memory:,} MB of memory, {processes} "
+               "processes, {disk:,} MB of disk"),
+            N_("{test_timeout:g} s per check, {timeout:g} s per submission, {memory:,} MB of memory, {processes} "
+               "processes, {disk:,} MB of disk, slow checks included"))
+NO_BWRAP = N_("bubblewrap is not installed (Debian/Ubuntu: apt-get install bubblewrap)")
+NEEDS_BWRAP = N_("as an ordinary user the grader needs bubblewrap (with user namespaces) to keep a submission from "
+                 "your files: install it, or grade with --no-sandbox (trusted code only)")
+NO_PYTHON = N_("without bubblewrap the graded code runs as an unprivileged user ({uids} on), who can't start the "
+               "kata's Python here ({why}): install bubblewrap, make Python and the kata readable by other users, or "
+               "grade with --no-sandbox (trusted code only)")
+READABLE = N_("the reference solutions ({solutions}) are readable by other users, so by the graded code: chmod -R "
+              "go-rwx {solutions}")
+
+# --- a run's end (kata/grading/batch.py) and a submission's status (kata/grading/scoring.py) ----------------
+
+GRADED = (N_("kata grade: {n} submission in {seconds:.1f} s ({each:.1f} s each with --jobs {jobs}); {limits}"),
+          N_("kata grade: {n} submissions in {seconds:.1f} s ({each:.1f} s each with --jobs {jobs}); {limits}"))
+NO_RECORD = N_("the reference could not make the audit's record {record} here: the checks resting on it rest on the "
+               "sandbox's report this run")
+FORGED = (N_("forged: {exercise}: {facet}"), N_("forged: {exercise}: {facet} (and {more} more)"))
+IMPORT = (N_("{modules} fails to import"), N_("{modules} fail to import"))
+TIMED_OUT = (N_("timed out: {n} check did not run"), N_("timed out: {n} checks did not run"))
+ENDED = (N_("the test process ended early {n} time (see the failed checks)"),
+         N_("the test process ended early {n} times (see the failed checks)"))
+REVIEW = (N_("review: {note}"), N_("review: {note} (and {more} more: see the log)"))
+QUIET = (N_("did not finish this check within its time limit ({s:g} s), and was ended"),
+         N_("did not finish this record within its time limit ({s:g} s), and was ended"))
+
+# --- what a student reads (kata/grading/reports.py) -------------------------------------------------------
+
+DISAGREED = N_("These checks passed in your run, but the audit of your functions (called again on inputs drawn for "
+               "this grading run, and compared with the reference outside your code's process) disagreed, so they "
+               "earn nothing:")
+OBSERVED = N_("Some of these checks also rest on what only the running code could show: {observed}.")
+FAILED = N_("The autograder failed before it could grade this submission (exit status $status).")
+TELL = N_("Tell your teacher: resubmitting will not help until it is fixed.")
+
+# --- the README of the Gradescope autograder (kata/grading/gradescope.py): __NAMES__ are filled in ------------
+
+README = N_("""A Gradescope autograder for device-kata, written by `kata gradescope`.
+
+Upload this zip as the assignment's autograder ("Zip file upload"); choose an
+Ubuntu 22.04 or newer base image and a container of at least __CONTAINER__ MB of
+memory: a submission's processes together get at most __MEMORY__ MB (--memory),
+the rest is the grader's. setup.sh installs the kata (and bubblewrap) and checks
+the reference solutions once; run_autograder grades each submission with the
+bundle's own `kata grade`, as an unprivileged user, and writes
+/autograder/results/results.json. Students submit their exercises/ folder (or
+its .py files, one per exercise, or a zip of either).
+
+Grading options baked in: __OPTIONS__
+""")
+
+
+def pad(text: str, width: int, align: str = "<") -> str:
+    """``text`` aligned in ``width`` columns of a terminal, where a Hangul syllable takes two."""
+    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
+    return format(text, f"{align}{max(0, width - wide)}")
+
+
+# kata/harness/target.py's words for a module that failed to import (its catalogue translates them)
+IMPORT_FAILED = ("{file} failed to import:\n  {error}", "{file} failed to import (line {line}: {source}):\n  {error}",
+                 "{file} failed to import (line {line}):\n  {error}")
+
+
+def failed_import(message: str) -> str | None:
+    """The module a check's message says failed to import (kata/harness/target.py's words, in either language)."""
+    lines = message.strip().splitlines()
+    first = lines[0] if lines else ""
+    if " failed to import" in first:
+        return first.split()[0]
+    for template in {_(t) for t in IMPORT_FAILED} - set(IMPORT_FAILED):
+        pattern = "".join(re.escape(literal) + ("" if field is None else r"(?P<file>\S+?)" if field == "file" else ".*")
+                          for literal, field, _spec, _conversion in string.Formatter().parse(template.split("\n")[0]))
+        found = re.fullmatch(pattern, first)
+        if found and "file" in found.groupdict():
+            return found["file"]
+    return None
