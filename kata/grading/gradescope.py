@@ -28,7 +28,8 @@ __all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", 
 SOURCE_DIR = "device-kata"
 CONTAINER_MB = 2048   # the container size the README names
 MEMORY_MB = 1536      # the default ceiling of a submission's processes in such a container
-SKIP_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json"}
+SKIP_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json",
+              ".kata-lang"}   # the language goes in as --lang (kata.i18n)
 
 SETUP_SH = r"""#!/usr/bin/env bash
 # Gradescope runs this once, as root, when it builds the autograder's image.

@@ -1,9 +1,12 @@
-"""Shared by the self-tests: the audit's inputs and the reference's records, and what an inner run's
-checks passed with the facets they name.
+"""Shared by the self-tests: the audit's inputs and the reference's records, each check's facets, and
+the points honest code would lose to the audit.
 
-`test_audit.py` uses them, and so does `test_known_wrong.py` under `--slow`: there each known
-mistake's run takes all of its exercise's checks, so that one run shows both that the mistake is
-caught and that honest code never loses a point to the audit (each check it passes keeps its points).
+Honest code never loses a point to the audit: each check that passes on it must have every facet it
+names (`@pytest.mark.audit(...)`) agreeing with the reference. Only a check that names a facet the
+code disagrees on can break that, so only those checks need to run (:meth:`FacetMarks.at_stake`).
+`test_known_wrong.py` adds them to each known mistake's own run (so every mutant shows both that it
+is caught and that the checks it passes keep their points), and `test_audit.py` runs them for each
+correct variant.
 """
 
 from __future__ import annotations
@@ -19,10 +22,11 @@ from kata.project import locate
 
 
 class FacetMarks:
-    """An inner run's plugin: each check's mark (facets resolved), and whether it passed."""
+    """An inner run's plugin: each check's mark (facets resolved), its function, and whether it passed."""
 
     def __init__(self):
         self.marks: dict[str, dict | None] = {}
+        self.functions: dict[str, tuple[str, str]] = {}     # nodeid -> (exercise, the check's function)
         self.passed: dict[str, bool] = {}
 
     def pytest_collection_modifyitems(self, items):
@@ -31,16 +35,62 @@ class FacetMarks:
             mark = item.get_closest_marker("audit")
             if exercise is not None:
                 self.marks[item.nodeid] = mark and audit.marked(exercise.name, mark, getattr(item, "callspec", None))
+                self.functions[item.nodeid] = (exercise.name, item.originalname)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or report.failed or report.skipped:
             self.passed[report.nodeid] = report.passed and self.passed.get(report.nodeid, True)
+
+    def at_stake(self, exercise: str, disagreeing: dict[str, str]) -> set[str]:
+        """The functions of ``exercise``'s checks that name a facet in ``disagreeing``: the only checks whose
+        points the audit can take."""
+        return {function for nodeid, (ex, function) in self.functions.items()
+                if ex == exercise and set((self.marks.get(nodeid) or {}).get("facets", ())) & disagreeing.keys()}
+
+    def lost(self, disagreeing: dict[str, str]) -> list[str]:
+        """The checks that passed although a facet they name disagrees: "check: facet: why"."""
+        return [f"{nodeid.split('::')[-1]}: {f}: {disagreeing[f]}" for nodeid, passed in self.passed.items()
+                if passed and self.marks.get(nodeid) for f in self.marks[nodeid]["facets"] if f in disagreeing]
 
 
 @pytest.fixture(scope="session")
 def facet_marks() -> type[FacetMarks]:
     """:class:`FacetMarks`: one, made fresh, for each inner run's ``plugins=[...]``."""
     return FacetMarks
+
+
+_EVERY_CHECK: list[FacetMarks] = []
+
+
+@pytest.fixture
+def every_check(pytester) -> FacetMarks:
+    """Every check of the exercises, collected once (its facets and functions; nothing run)."""
+    if not _EVERY_CHECK:
+        marks = FacetMarks()
+        project = locate()
+        pytester.inline_run("--collect-only", "--target", str(project.solutions),
+                            *[str(project.checks_of(n)) for n in curriculum.names()], "-p", "no:cacheprovider", "-q",
+                            plugins=[marks])
+        _EVERY_CHECK.append(marks)
+    return _EVERY_CHECK[0]
+
+
+@pytest.fixture
+def points_lost(pytester):
+    """lost(folder, exercise, disagreeing, marks) -> the points the audit takes (:meth:`FacetMarks.lost`) in the
+    run ``marks`` saw, of some checks only, confirmed on a run of all the exercise's checks in their order, as a
+    submission's run takes them: a mistake that keeps state across calls (a model cached at module level) can pass
+    a check on its own that it fails after the others."""
+
+    def lost(folder: Path, exercise: str, disagreeing: dict[str, str], marks: FacetMarks) -> list[str]:
+        if not marks.lost(disagreeing):
+            return []
+        every = FacetMarks()
+        pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-p", "no:cacheprovider",
+                            "-q", plugins=[every])
+        return every.lost(disagreeing)
+
+    return lost
 
 
 @pytest.fixture(scope="session")
@@ -62,15 +112,12 @@ def audit_reference(audit_context) -> dict[str, dict]:
 
 
 @pytest.fixture(scope="session")
-def points_lost_to_the_audit(audit_context, audit_reference):
-    """lost(folder, exercise, marks) -> the checks that passed on ``folder`` but a facet they name
-    disagrees with the reference ("check: facet: why"): points honest code would lose."""
+def disagreeing_facets(audit_context, audit_reference):
+    """disagreeing(folder, exercise) -> {facet: why} for each facet of the exercise on which the code in
+    ``folder`` disagrees with the reference."""
 
-    def lost(folder: Path, exercise: str, marks: FacetMarks) -> list[str]:
+    def disagreeing(folder: Path, exercise: str) -> dict[str, str]:
         records = dict(run_records(exercise, Target(folder).load(exercise), audit_context))
-        verdicts = judge(exercise, records, audit_reference[exercise])
-        return [f"{nodeid.split('::')[-1]}: {f}: {verdicts[f]}" for nodeid, passed in marks.passed.items()
-                if passed and marks.marks.get(nodeid) for f in marks.marks[nodeid]["facets"]
-                if verdicts.get(f) is not None]
+        return {f: v for f, v in judge(exercise, records, audit_reference[exercise]).items() if v is not None}
 
-    return lost
+    return disagreeing

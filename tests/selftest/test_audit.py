@@ -12,8 +12,8 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 - honest code never loses a point to the audit: for each variant
   (tests/selftest/variants/) and each known mistake (tests/selftest/known_wrong.toml,
   in test_known_wrong.py's own runs), every check that passes on it has all its
-  facets agreeing (slow: each runs its exercise's checks through pytest itself, in
-  process; the helpers are tests/selftest/conftest.py's);
+  facets agreeing; only the checks naming a facet it disagrees on can break that,
+  so only those run, through pytest itself, in process (tests/selftest/conftest.py);
 - what comes back from a sandbox is read as data, and nothing in it can make
   the judge raise.
 """
@@ -50,12 +50,12 @@ NAMES = curriculum.names()
 VARIANTS = Path(__file__).with_name("variants")
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def context(audit_context) -> Context:
     return audit_context
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def reference(audit_reference) -> dict[str, dict]:
     return audit_reference
 
@@ -155,24 +155,26 @@ def test_malformed_records_disagree_and_never_raise(records, reference):
     assert all(v is not None for v in verdicts.values())
 
 
-# --- honest code never loses a point to the audit (slow) --------------------------------------
+# --- honest code never loses a point to the audit ------------------------------------------------
 
 
-def check_run(pytester, folder: Path, exercise: str, marks):
-    pytester.inline_run("--target", str(folder), str(PROJECT.checks_of(exercise)), "-p", "no:cacheprovider", "-q",
-                        "-p", "no:randomly", plugins=[marks])
-    return marks
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("variant", sorted(p.name for p in VARIANTS.iterdir() if p.is_dir()))
-def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, facet_marks, points_lost_to_the_audit):
+def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, facet_marks, every_check,
+                                                    disagreeing_facets, points_lost):
     for exercise in NAMES:
-        if (VARIANTS / variant / f"{exercise}.py").is_file():
-            lost = points_lost_to_the_audit(VARIANTS / variant, exercise,
-                                            check_run(pytester, VARIANTS / variant, exercise, facet_marks()))
-            assert not lost, (f"variants/{variant}: honest code would lose these checks' points to the audit (each "
-                              f"passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))
+        folder = VARIANTS / variant
+        if not (folder / f"{exercise}.py").is_file():
+            continue
+        disagreeing = disagreeing_facets(folder, exercise)
+        at_stake = every_check.at_stake(exercise, disagreeing)
+        if not at_stake:      # every check it passes keeps its points: none names a facet it disagrees on
+            continue
+        marks = facet_marks()
+        pytester.inline_run("--target", str(folder), str(PROJECT.checks_of(exercise)), "-k",
+                            " or ".join(sorted(at_stake)), "-p", "no:cacheprovider", "-q", plugins=[marks])
+        lost = points_lost(folder, exercise, disagreeing, marks)
+        assert not lost, (f"variants/{variant}: honest code would lose these checks' points to the audit (each "
+                          f"passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))
 
 
 # Each known mistake keeps every point its checks give: test_known_wrong.py, under --slow, where the

@@ -12,10 +12,10 @@ self-check (plain `pytest`) already shows that the unmodified solutions pass
 these checks. A mutant that `needs` the accelerator to behave as CUDA does (NEEDS
 below) is skipped, saying so, where the simulated one does not yet.
 
-Under `--slow` (CI) each mutant's run takes all of its exercise's checks, not only
-the named ones, and also shows that a mistake never costs a point to the audit:
-each check the mutant passes has every facet it names agreeing with the reference
-(tests/selftest/conftest.py; the variants' side is in test_audit.py).
+Each mutant's run also shows that a mistake never costs a point to the audit: each
+check the mutant passes has every facet it names agreeing with the reference. Only
+a check naming a facet the mutant disagrees on can break that, so the run takes
+those checks too (tests/selftest/conftest.py; the variants' side is in test_audit.py).
 """
 
 import re
@@ -108,15 +108,18 @@ def test_every_need_of_a_mutant_is_known():
     [pytest.param(m["exercise"], m["mistake"], [(e["old"], e["new"]) for e in m["edit"]], m["checks"],
                   m.get("message"), m.get("needs"), id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS])
 def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, failing, message, needs, tmp_path,
-                                                     pytester, request, facet_marks):
+                                                     pytester, facet_marks, every_check, disagreeing_facets,
+                                                     points_lost):
     missing = NEEDS[needs]() if needs in NEEDS else None
     if missing is not None:
         pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
     folder = write_mutant(tmp_path / "mutant", exercise, *edits)
+    disagreeing = disagreeing_facets(folder, exercise)
+    at_stake = every_check.at_stake(exercise, disagreeing)
     outcomes, marks = Outcomes(), facet_marks()
-    every_check = request.config.getoption("kata_slow")
-    pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-p", "no:cacheprovider", "-q",
-                        *([] if every_check else ["-k", " or ".join(failing)]), plugins=[outcomes, marks])
+    pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-k",
+                        " or ".join(sorted(set(failing) | at_stake)), "-p", "no:cacheprovider", "-q",
+                        plugins=[outcomes, marks])
     crashed, passed, untrue = [], [], []
     for name in failing:
         ends = outcomes.ends.get(name)
@@ -133,7 +136,6 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
-    if every_check:
-        lost = request.getfixturevalue("points_lost_to_the_audit")(folder, exercise, marks)
-        assert not lost, (f"the mistake '{mistake}': honest code would lose these checks' points to the audit "
-                          f"(each passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))
+    lost = points_lost(folder, exercise, disagreeing, marks)
+    assert not lost, (f"the mistake '{mistake}': honest code would lose these checks' points to the audit (each "
+                      f"passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))
