@@ -196,6 +196,18 @@ def small_class(host: Host, out: Path) -> dict[str, dict]:
             "processes": only(devices=attack("many-processes", "devices", **values) + "\n" + solution["devices"])}
 
 
+def grade_small_class(root: Path, expected: str, contained: bool, *options: str) -> dict:
+    """Host what the attacks must not reach, grade the small class in ``root``, stop hosting, and check the grades
+    (the sandbox the header names is ``expected``; ``contained``: the secrets stay out of reach); the summary."""
+    host = Host(root)
+    try:
+        out, rows, summary = run(root, small_class(host, root / "out"), *options)
+    finally:
+        host.close()
+    check_small_class(rows, summary, expected, contained)
+    return summary
+
+
 def check_small_class(rows, summary, expected: str, contained: bool):
     assert any(line.startswith("sandbox: " + expected) for line in summary["protections"]), summary["protections"]
     assert total(rows, "good") == POINTS["devices"] + POINTS["sync"] and total(rows, "forged") == 0, rows
@@ -210,12 +222,8 @@ def test_an_ordinary_user_grades_in_bubblewrap(tmp_path):
     """As an ordinary user: bubblewrap in a user namespace of the teacher's own. As root, this makes a user with
     useradd (CI does) and grades as that user."""
     if os.geteuid() != 0:
-        host = Host(tmp_path)
-        try:
-            out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"))
-        finally:
-            host.close()
-        return check_small_class(rows, summary, "bubblewrap", contained=True)
+        grade_small_class(tmp_path, "bubblewrap", contained=True)
+        return
     user = "kata-teacher"
     if shutil.which("useradd") is None:
         pytest.skip("as root, this needs useradd to make an ordinary user")
@@ -241,13 +249,7 @@ def test_an_ordinary_user_grades_in_bubblewrap(tmp_path):
 
 def grade_as_this_user(work: str) -> None:
     """In the ordinary user's process: grade the small class, then check it."""
-    root = Path(work)
-    host = Host(root)
-    try:
-        out, rows, summary = run(root, small_class(host, root / "out"))
-    finally:
-        host.close()
-    check_small_class(rows, summary, "bubblewrap", contained=True)
+    summary = grade_small_class(Path(work), "bubblewrap", contained=True)
     assert any("your user, in a user namespace" in line for line in summary["protections"]), summary["protections"]
 
 
@@ -261,22 +263,12 @@ def test_without_bubblewrap_root_grades_as_a_user_of_its_own_and_says_what_is_op
                             "import kata.audit"], capture_output=True, text=True)
     if probe.returncode:
         pytest.skip("Python or the kata is not readable by other users here (CI makes them readable)")
-    host = Host(tmp_path)
-    try:
-        out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"))
-    finally:
-        host.close()
-    check_small_class(rows, summary, "no bubblewrap", contained=False)
+    summary = grade_small_class(tmp_path, "no bubblewrap", contained=False)
     assert any("unprivileged user of its own" in line for line in summary["protections"])
 
 
 def test_no_sandbox_says_plainly_what_is_left_open(tmp_path):
-    host = Host(tmp_path)
-    try:
-        out, rows, summary = run(tmp_path, small_class(host, tmp_path / "out"), "--no-sandbox")
-    finally:
-        host.close()
-    check_small_class(rows, summary, "none (--no-sandbox)", contained=False)
+    summary = grade_small_class(tmp_path, "none (--no-sandbox)", False, "--no-sandbox")
     assert any("Grade only code you trust" in line for line in summary["protections"])
 
 

@@ -49,6 +49,40 @@ def test_every_message_has_a_current_korean_entry(domain):
                        f"{domain}`, translate, then `... compile {domain}`:\n  " + "\n  ".join(found[:40]))
 
 
+def _written_out(node) -> str | None:
+    """The words of a message written as a plain or f-string (or a sum of them), not through _() or say()."""
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value for v in node.values if isinstance(v, ast.Constant))
+    if isinstance(node, ast.BinOp):
+        return _written_out(node.left) or _written_out(node.right)
+    return None
+
+
+def test_every_message_a_check_shows_goes_through_the_catalogues():
+    """An assert's message or a pytest.fail/skip text written out in English would reach a Korean learner
+    as it is: each must be `say(...)`, `_(...)` or a constant marked `N_` and translated where shown."""
+    import ast
+    import re
+
+    found = []
+    for path in sorted([*(ROOT / "tests").glob("test_*.py"), *(ROOT / "kata" / "checks").glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
+            message = None
+            if isinstance(node, ast.Assert) and node.msg is not None:
+                message = _written_out(node.msg)
+            elif isinstance(node, ast.Call) and node.args and getattr(node.func, "attr", getattr(
+                    node.func, "id", None)) in ("fail", "skip", "xfail", "fail_if"):
+                message = _written_out(node.args[0])
+            if message and len(re.findall(r"[A-Za-z]{3,}", message)) >= 3:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {message[:70]!r}")
+    assert not found, ("these messages are written out in English, not through the catalogues (say(...), "
+                       "_(...)):\n  " + "\n  ".join(found))
+
+
 def test_english_is_the_default(lang_env):
     assert language() == "en"
     assert isinstance(i18n.translation("en"), gettext.NullTranslations)
