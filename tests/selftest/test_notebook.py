@@ -135,17 +135,35 @@ def test_after_a_backward_pass_the_cuda_checks_are_left_out_and_it_says_why(tmp_
 
 
 @pytest.mark.slow
-def test_the_devices_notebook_runs_from_top_to_bottom(tmp_path):
+@pytest.mark.parametrize(("name", "done", "failing"), [
+    ("devices.ipynb", "Exercise 1. devices is done.", "failing"),
+    ("devices.ko.ipynb", "연습 문제 1. devices: 완료했습니다.", "실패"),
+])
+def test_the_devices_notebook_runs_from_top_to_bottom(tmp_path, name, done, failing):
     # What CI runs (the notebook step of .ci/run): every cell, in a fresh kernel, here in a
-    # copy of the notebook so that its progress is recorded in tmp_path.
+    # copy of the notebook so that its progress is recorded in tmp_path. The Korean notebook
+    # is the same cells, its text in Korean, and the kata speaking Korean.
     if not os.environ.get("CI"):
         pytest.importorskip("nbclient", reason="the notebook extra: pip install -e '.[notebook]'")
         pytest.importorskip("ipykernel", reason="the notebook extra: pip install -e '.[notebook]'")
-    copy = tmp_path / NOTEBOOK.name
-    copy.write_bytes(NOTEBOOK.read_bytes())
-    done = subprocess.run([sys.executable, "-m", "kata.notebook", "run", str(copy)], capture_output=True,
-                          text=True, timeout=600, cwd=locate().root)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "every cell ran" in done.stdout and "Exercise 1. devices is done." in done.stdout
-    assert "failing" in done.stdout, "the seed's mistakes come first, and fail"
+    notebook = NOTEBOOK.with_name(name)
+    copy = tmp_path / notebook.name
+    copy.write_bytes(notebook.read_bytes())
+    ran = subprocess.run([sys.executable, "-m", "kata.notebook", "run", str(copy)], capture_output=True,
+                         text=True, timeout=600, cwd=locate().root)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "every cell ran" in ran.stdout and done in ran.stdout, ran.stdout[-3000:]
+    assert failing in ran.stdout, "the seed's mistakes come first, and fail"
     assert progress.read(tmp_path)["devices"].done
+
+
+def test_the_korean_notebook_is_the_english_one_in_korean():
+    english, korean = (json.loads(NOTEBOOK.with_name(n).read_text())["cells"] for n in ("devices.ipynb",
+                                                                                       "devices.ko.ipynb"))
+    assert [c["cell_type"] for c in english] == [c["cell_type"] for c in korean], "the same cells, in order"
+    for en, ko in zip(english, korean):
+        if en["cell_type"] == "code":
+            assert "".join(ko["source"]).startswith("".join(en["source"]).split("assert")[0].rstrip()), \
+                "a code cell of the Korean notebook is the English one (its language set, its messages in Korean)"
+        else:
+            assert re.search("[가-힣]", "".join(ko["source"])), "a text cell of the Korean notebook is in Korean"
