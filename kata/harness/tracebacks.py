@@ -7,14 +7,11 @@ frame in their own folder: ``exercises/training.py, line 42, in train``.
 
 from __future__ import annotations
 
-import ast
-import json
 import traceback
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 
-from kata.i18n import N_, _, say, translate_stub
+from kata.i18n import N_, _, english_of_stub_text, say
 
 __all__ = ["Place", "display", "learner_error", "place_in", "unwritten"]
 
@@ -102,21 +99,10 @@ def learner_error(exc: BaseException, folder: Path) -> str | None:
 def unwritten(exc: NotImplementedError, place: Place) -> str:
     """What a stub's NotImplementedError raised at ``place`` says: which function is not written yet."""
     text = str(exc)
-    english = _english_stub_message(text)
+    english = english_of_stub_text(text)
     if "not written yet" in english:  # the stub's own words say it (in English, or a stub in Korean)
         return f"{place.file_name}: {_(english)}"
     if text:
         return say("{file}: `{function}` is not written yet:\n  {message}", file=place.file_name,
                    function=place.function, message=text)
     return say("{file}: `{function}` is not written yet", file=place.file_name, function=place.function)
-
-
-@cache
-def _english_stub_message(text: str) -> str:
-    """A stub's NotImplementedError message in English: itself, or the English of a stub that
-    ``kata lang`` put in another language (the stubs' catalogue, read as ``kata lang en`` reads it)."""
-    if "not written yet" in text:
-        return text
-    source = f"raise NotImplementedError({json.dumps(text, ensure_ascii=False)})\n"
-    english = ast.parse(translate_stub(source, "en")).body[0]
-    return english.exc.args[0].value

@@ -33,8 +33,8 @@ import os
 from functools import cache
 from pathlib import Path
 
-__all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "language", "say",
-           "set_language", "stub_texts", "translate_stub", "translation"]
+__all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "english_of_stub_text",
+           "language", "say", "set_language", "stub_texts", "translate_stub", "translation"]
 
 LANGUAGES = ("en", "ko")
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
@@ -223,6 +223,12 @@ def translate_stub(source: str, lang: str) -> str:
     return "".join(lines)
 
 
+def english_of_stub_text(text: str) -> str:
+    """A stub's text in English: itself, or the English of a text ``kata lang`` put in another language."""
+    return {v: k for k, v in _entries("ko").items()}.get(text, text)
+
+
+@cache
 def _entries(lang: str) -> dict[str, str]:
     """The ``stubs`` catalogue of ``lang``: English text -> translation."""
     found = gettext.translation("stubs", LOCALE_DIR, languages=[lang], fallback=True)
