@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import re
 import string
-import unicodedata
 
 from kata.i18n import N_, _
 
-__all__ = ["failed_import", "pad"]
+__all__ = ["failed_import"]
 
 # --- the header of a run: the protections in force (kata/grading/sandbox.py) -------------------------------
 
@@ -94,11 +93,6 @@ its .py files, one per exercise, or a zip of either).
 Grading options baked in: __OPTIONS__
 """)
 
-
-def pad(text: str, width: int, align: str = "<") -> str:
-    """``text`` aligned in ``width`` columns of a terminal, where a Hangul syllable takes two."""
-    wide = sum(unicodedata.east_asian_width(ch) in "WF" for ch in text)
-    return format(text, f"{align}{max(0, width - wide)}")
 
 
 # kata/harness/target.py's words for a module that failed to import (its catalogue translates them)

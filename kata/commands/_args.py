@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import unicodedata
 from functools import cache
 
-from kata.i18n import N_, _, language, say
+from kata.i18n import N_, _, language, say, width
 
-__all__ = ["HelpFormatter", "add_grading_options", "count", "localize", "pad", "plot_language", "positive", "seconds",
-           "width"]
+__all__ = ["HelpFormatter", "add_grading_options", "count", "localize", "plot_language", "positive", "seconds"]
 
 
 def count(text: str) -> int:
@@ -60,18 +58,6 @@ def add_grading_options(p: argparse.ArgumentParser, memory: int = 4096) -> None:
 
 
 # --- text in columns: a Korean glyph is two columns wide ------------------------------------------------------
-
-def width(text: str) -> int:
-    """The columns ``text`` takes in a terminal (a wide glyph, Korean say, takes two)."""
-    return sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-
-
-def pad(text: str, columns: int, align: str = "<") -> str:
-    """``text`` padded with spaces to ``columns`` terminal columns (``<`` left, ``>`` right), as
-    ``f"{text:<{columns}}"`` pads ASCII."""
-    fill = " " * max(0, columns - width(text))
-    return fill + text if align == ">" else text + fill
-
 
 def _wrap(text: str, columns: int) -> list[str]:
     """``text``'s words in lines of at most ``columns`` terminal columns."""

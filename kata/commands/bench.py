@@ -18,10 +18,10 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
-from kata.commands._args import pad, plot_language, width
+from kata.commands._args import plot_language
 from kata.harness.target import target_path
 from kata.harness.tracebacks import display
-from kata.i18n import N_, _, say
+from kata.i18n import N_, _, pad, say, width
 from kata.project import locate
 
 __all__ = ["HELP", "add_parser", "chart", "label_text", "ratios", "rows", "run", "run_benchmarks", "table_text"]

@@ -57,8 +57,7 @@ def _parses(source: str) -> bool:
 def switch(root: str | Path, lang: str) -> Switched:
     """Rewrite the stub texts of every exercise module of the checkout at ``root`` in ``lang``
     and record the choice in ``root/.kata-lang``; the learners' code is kept."""
-    if lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}: the kata speaks {', '.join(LANGUAGES)}")
+    i18n.known(lang)
     root = Path(root)
     done = Switched()
     for ex in curriculum.exercises():

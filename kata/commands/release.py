@@ -27,7 +27,7 @@ from pathlib import Path
 from kata import curriculum
 from kata.commands.lang import LANGUAGE_NAMES
 from kata.files import atomic_write
-from kata.i18n import LANG_FILE, LANGUAGES, N_, _, say, translate_stub, translation
+from kata.i18n import LANG_FILE, N_, _, known, say, translate_stub, translation
 from kata.pristine import differences, write_snapshot
 from kata.project import Project, locate
 
@@ -124,8 +124,8 @@ def release(out: str | Path, project: Project | None = None, lang: str | None = 
 
     ``lang`` (``en``, ``ko``): the language of its stubs and README, recorded in its ``.kata-lang``
     (None: the stubs as they are, in English, and no ``.kata-lang``: each learner's locale decides)."""
-    if lang is not None and lang not in LANGUAGES:
-        raise ValueError(f"unknown language {lang!r}: the kata speaks {', '.join(LANGUAGES)}")
+    if lang is not None:
+        known(lang)
     project = project or locate()
     out = Path(out).expanduser().resolve()
     if out == project.root or out.is_relative_to(project.root) and not out.is_relative_to(project.root / "dist"):

@@ -11,18 +11,11 @@ import argparse
 import json
 import sys
 import time
-import unicodedata
 from pathlib import Path
 
-from kata.i18n import _, say
+from kata.i18n import _, pad, say
 
 from .runner import load, run, summary
-
-
-def _padded(text: str, columns: int) -> str:
-    """``text`` and spaces, ``columns`` terminal columns in all (a Korean glyph takes two)."""
-    used = sum(2 if unicodedata.east_asian_width(ch) in "WF" else 1 for ch in text)
-    return text + " " * max(0, columns - used)
 
 
 def main(argv=None) -> int:
@@ -46,7 +39,7 @@ def main(argv=None) -> int:
         if args.all or outcome.status != "holds":
             row = by_id[outcome.id]
             why = f" ({_(row.simulator['why'])})" if outcome.status == "refused" and row.simulator else ""
-            print(f"  {_padded(_(outcome.status), 8)} {outcome.id}: {outcome.got}{why}")
+            print(f"  {pad(_(outcome.status), 8)} {outcome.id}: {outcome.got}{why}")
     line = summary(outcomes)
     print(say("{device}: {summary} ({seconds:.1f} s)", device=args.device, summary=line, seconds=seconds))
     if args.json:

@@ -22,7 +22,7 @@ from kata.files import atomic_write, write_json
 from kata.grading.runner import Graded, exercise_name
 from kata.grading.scoring import Scheme, Score, check_name, percent
 from kata.harness import outcomes
-from kata.i18n import _, say
+from kata.i18n import _, pad, say
 
 __all__ = ["class_table", "feedback_markdown", "gradescope_results", "write_outputs"]
 
@@ -117,13 +117,13 @@ def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
 def class_table(scores: list[Score], scheme: Scheme) -> str:
     width = max([10] + [len(s.name) for s in scores])
     cols = curriculum.names()
-    rows = ["  " + texts.pad(_("submission"), width) + " " + " ".join(f"{n:>8}" for n in cols) + " "
-            + texts.pad(_("total"), 7, ">") + f" {'%':>6}  " + _("status")]
+    rows = ["  " + pad(_("submission"), width) + " " + " ".join(f"{n:>8}" for n in cols) + " "
+            + pad(_("total"), 7, ">") + f" {'%':>6}  " + _("status")]
     for s in scores:
         status = s.status if len(s.status) <= 60 else s.status[:57] + "..."
         rows.append(f"  {s.name:<{width}} " + " ".join(f"{s.exercises[n]:>8.2f}" for n in cols)
                     + f" {s.total:>7.2f} {percent(s.total, scheme.total):>6.1f}  {status}")
-    rows.append("  " + texts.pad(_("max"), width) + " " + " ".join(f"{scheme.max[n]:>8g}" for n in cols)
+    rows.append("  " + pad(_("max"), width) + " " + " ".join(f"{scheme.max[n]:>8g}" for n in cols)
                 + f" {scheme.total:>7g}")
     return "\n".join(rows)
 

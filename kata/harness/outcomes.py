@@ -51,16 +51,15 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 from kata import curriculum
-from kata.i18n import N_, _, say
+from kata.i18n import N_, _, pad, say
 
 __all__ = ["CAUSE", "EXERCISE", "MESSAGE", "OUTCOME", "Block", "Record", "Row", "Summary", "cause_key", "check_name",
-           "clean", "heading", "ljust", "properties", "records", "render_block", "render_row", "same_reason",
-           "summarize", "width_of"]
+           "clean", "heading", "properties", "records", "render_block", "render_row", "same_reason",
+           "summarize"]
 
 EXERCISE, OUTCOME, CAUSE, MESSAGE = "kata_exercise", "kata_outcome", "kata_cause", "kata_message"
 FAILED = ("failed", "todo")
@@ -108,19 +107,6 @@ _STATUS = {
     "not started": (N_("not started: every check stops at the stub"),
                     N_("not started: every check stops at the stub ({skipped} skipped)")),
 }
-
-
-def width_of(text: str) -> int:
-    """How many columns ``text`` takes in a terminal: East Asian wide and fullwidth characters
-    (Korean, say) take two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
-               for c in text)
-
-
-def ljust(text: str, width: int) -> str:
-    """``text`` padded with spaces to ``width`` terminal columns (:func:`width_of`), as ``str.ljust`` pads
-    English."""
-    return text + " " * max(width - width_of(text), 0)
 
 
 @dataclass(frozen=True)
@@ -332,5 +318,5 @@ def render_row(row: Row, extra: str = "") -> str:
     if not row.total:
         return f"  {ex.number}. {ex.name:<{width}}   -/-    {row.status}{extra}"
     # The status column starts where it does in English, whatever the language's word for "passed".
-    passed = ljust(_(PASSED), width_of(PASSED))
+    passed = pad(_(PASSED), len(PASSED))   # the English word's columns, in any language
     return f"  {ex.number}. {ex.name:<{width}} {row.passed:>3}/{row.total:<3} {passed}   {row.status}{extra}"

@@ -30,11 +30,12 @@ from __future__ import annotations
 import gettext
 import json
 import os
+import unicodedata
 from functools import cache
 from pathlib import Path
 
 __all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "english_of_stub_text",
-           "language", "say", "set_language", "stub_texts", "translate_stub", "translation"]
+           "known", "language", "pad", "say", "set_language", "stub_texts", "translate_stub", "translation", "width"]
 
 LANGUAGES = ("en", "ko")
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
@@ -69,13 +70,18 @@ def N_(message: str) -> str:
     return message
 
 
+def known(lang: str) -> str:
+    """``lang`` itself, when the kata speaks it; else a ValueError that says which it speaks."""
+    if lang not in LANGUAGES:
+        raise ValueError(say("unknown language {lang!r}: the kata speaks {languages}", lang=lang,
+                             languages=", ".join(LANGUAGES)))
+    return lang
+
+
 def set_language(lang: str | None) -> None:
     """Choose the language for this process and the processes it starts (None: as found)."""
     global _chosen
-    if lang is not None and lang not in LANGUAGES:
-        raise ValueError(say("unknown language {lang!r}: the kata speaks {languages}", lang=lang,
-                             languages=", ".join(LANGUAGES)))
-    _chosen = lang
+    _chosen = lang if lang is None else known(lang)
     _copy_choice.cache_clear()
     if lang is not None:
         os.environ["KATA_LANG"] = lang
@@ -146,6 +152,20 @@ def _(message: str) -> str:
 def say(template: str, /, **values) -> str:
     """A template, translated, with its placeholders filled in."""
     return _(template).format(**values)
+
+
+def width(text: str) -> int:
+    """The columns ``text`` takes in a terminal: a wide or fullwidth glyph (Korean, say) takes two, a
+    combining mark none."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 0 if unicodedata.combining(c) else 1
+               for c in text)
+
+
+def pad(text: str, columns: int, align: str = "<") -> str:
+    """``text`` padded with spaces to ``columns`` terminal columns (``<`` left, ``>`` right), as
+    ``f"{text:<{columns}}"`` pads ASCII."""
+    fill = " " * max(0, columns - width(text))
+    return fill + text if align == ">" else text + fill
 
 
 # --- a stub's own sentences: its docstrings, its comments, its `raise NotImplementedError("...")` --------------
