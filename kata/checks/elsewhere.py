@@ -11,22 +11,38 @@ learner's ``load_checkpoint`` for each call the job names, continues training
 on the CPU after each, and writes what it found as a file of plain values and
 CPU tensors (read back with ``weights_only=True``). It imports torch and the
 kata's harness only: no torchvision, no checks.
+
+Under ``kata grade`` the laptop is forked instead (:class:`Forks`): the checks'
+server (kata/grading/server.py) has imported torch but never installed the
+simulated accelerator, so a fork of it is that machine already, without paying
+for torch's import on every submission. The checks' child asks its server
+through the socket named by ``KATA_LAPTOP_FD``; the server forks the laptop from
+itself, never from the child, and ends every laptop when the submission's run
+ends. Where the sandbox shows a real GPU (``/dev/nvidia*``), CUDA may already be
+set up in the server and can't be hidden after it, so the laptop is a fresh
+process there too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import select
+import signal
+import socket
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
-from kata.i18n import say
+from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "NotRun", "main", "open_elsewhere"]
+__all__ = ["FORK_FD", "TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
+FORK_FD = "KATA_LAPTOP_FD"   # in a grading server's checks child: the socket on which it asks for a forked laptop
 
 
 class NotRun(Exception):
@@ -41,25 +57,148 @@ def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
     (trained after each load) and ``calls`` ({label: the device argument, or None for none})."""
     import torch
 
-    kata_root = str(Path(__file__).resolve().parents[2])
     with tempfile.TemporaryDirectory(prefix="kata-elsewhere-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "result.pt"
         job_file.write_text(json.dumps({**job, "result": str(result_file)}))
-        env = {**os.environ, "CUDA_VISIBLE_DEVICES": "",
-               "PYTHONPATH": os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])}
-        env.pop("PYTEST_ADDOPTS", None)
-        try:
-            done = subprocess.run([sys.executable, "-m", "kata.checks.elsewhere", str(job_file)], env=env,
-                                  capture_output=True, text=True, timeout=timeout, cwd=os.getcwd())
-        except subprocess.TimeoutExpired:
-            raise NotRun(say("the fresh process did not finish within {timeout:g} s", timeout=timeout)) from None
-        except OSError as err:
-            raise NotRun(say("a fresh Python process could not start here ({error})", error=err)) from None
-        if done.returncode != 0 or not result_file.is_file():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-3:]
-            raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status=done.returncode,
+        status, said = (_forked if os.environ.get(FORK_FD) else _spawned)(job_file, timeout)
+        if status != 0 or not result_file.is_file():
+            tail = said.strip().splitlines()[-3:]
+            raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status=status,
                              tail=" / ".join(tail)))
         return torch.load(result_file, weights_only=True, map_location="cpu")
+
+
+def _spawned(job_file: Path, timeout: float) -> tuple[int, str]:
+    """A new interpreter runs the job: its exit status and what it printed."""
+    kata_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "",
+           "PYTHONPATH": os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env.pop("PYTEST_ADDOPTS", None)
+    try:
+        done = subprocess.run([sys.executable, "-m", "kata.checks.elsewhere", str(job_file)], env=env,
+                              capture_output=True, text=True, timeout=timeout, cwd=os.getcwd())
+    except subprocess.TimeoutExpired:
+        raise NotRun(say("the fresh process did not finish within {timeout:g} s", timeout=timeout)) from None
+    except OSError as err:
+        raise NotRun(say("a fresh Python process could not start here ({error})", error=err)) from None
+    return done.returncode, done.stderr or done.stdout
+
+
+def _forked(job_file: Path, timeout: float) -> tuple[int, str]:
+    """The grading server forks the laptop (:class:`Forks`) and says how it ended."""
+    with socket.socket(fileno=os.dup(int(os.environ[FORK_FD]))) as channel:
+        channel.sendall((json.dumps({"job": str(job_file), "cwd": os.getcwd()}) + "\n").encode())
+        answer, deadline = b"", time.monotonic() + timeout
+        while not answer.endswith(b"\n"):
+            if not select.select([channel], [], [], max(0.0, deadline - time.monotonic()))[0]:
+                raise NotRun(say("the fresh process did not finish within {timeout:g} s", timeout=timeout))
+            chunk = channel.recv(4096)
+            if not chunk:
+                raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status="?",
+                                 tail=_("the grading server closed the laptop's channel")))
+            answer += chunk
+    output = job_file.with_name("output.txt")
+    return json.loads(answer)["status"], output.read_text(errors="replace") if output.is_file() else ""
+
+
+class Forks:
+    """A grading server's laptops, forked from the server (torch imported, no accelerator installed) for its
+    checks' child, which asks through the other end of :attr:`theirs` (kept open as ``KATA_LAPTOP_FD``).
+
+    The server calls :meth:`poll` while it waits for the child and :meth:`close` when the run ends: every
+    laptop still running is ended then, and one running longer than ``TIMEOUT`` before."""
+
+    LIMIT = 8   # laptops for one run at most: the checks make one
+
+    def __init__(self):
+        self.ours, self.theirs = socket.socketpair()
+        self.ours.setblocking(False)   # a child that never reads its answers can't stop the server
+        self.running: dict[int, float] = {}
+        self.made, self.buffer = 0, b""
+
+    @staticmethod
+    def usable() -> bool:
+        """Forking hides no GPU that the server may have opened: only where the sandbox shows none."""
+        return not any(Path("/dev").glob("nvidia*"))
+
+    def poll(self, wait: float) -> None:
+        """Wait up to ``wait`` seconds for a request; fork a laptop for each; answer for each that ended."""
+        if select.select([self.ours], [], [], wait)[0]:
+            with contextlib.suppress(BlockingIOError):
+                self.buffer = (self.buffer + self.ours.recv(1 << 16))[-(1 << 16):]
+            while b"\n" in self.buffer:
+                line, self.buffer = self.buffer.split(b"\n", 1)
+                self._fork(line)
+        for pid, started in list(self.running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if not done and time.monotonic() - started > TIMEOUT:
+                _end(pid)
+                done, status = os.waitpid(pid, 0)
+            if done:
+                del self.running[pid]
+                self._answer(os.waitstatus_to_exitcode(status))
+
+    def _answer(self, status: int) -> None:
+        with contextlib.suppress(OSError):
+            self.ours.sendall((json.dumps({"status": status}) + "\n").encode())
+
+    def _fork(self, line: bytes) -> None:
+        try:
+            asked = json.loads(line)
+            job, cwd = str(asked["job"]), str(asked.get("cwd", "/"))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return self._answer(2)
+        if self.made >= self.LIMIT:
+            return self._answer(2)
+        self.made += 1
+        pid = os.fork()
+        if pid == 0:
+            _laptop(job, cwd)
+        self.running[pid] = time.monotonic()
+
+    def close(self) -> None:
+        for pid in self.running:
+            _end(pid)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+        self.running.clear()
+        self.ours.close()
+        self.theirs.close()
+
+
+def _end(pid: int) -> None:
+    """A laptop and what it started (its process group, once it has made its own session)."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(OSError):
+            kill(pid, signal.SIGKILL)
+
+
+def _laptop(job: str, cwd: str) -> None:
+    """In a laptop forked by :class:`Forks`: its own session, only its output file open, CUDA hidden, in the
+    asking child's folder, the job run (never returns)."""
+    status = 3
+    try:
+        os.setsid()
+        os.chdir(cwd)
+        out = os.open(Path(job).with_name("output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        os.closerange(3, 1 << 16)   # the server's channels above all
+        sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
+                                             os.fdopen(2, "w", buffering=1, closefd=False))
+        os.environ["CUDA_VISIBLE_DEVICES"] = ""
+        os.environ.pop(FORK_FD, None)
+        status = main([job])
+    except BaseException:  # noqa: BLE001 - whatever happens, say it and end
+        import traceback
+
+        traceback.print_exc()
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(status)
 
 
 # --- the child ------------------------------------------------------------------------------------

@@ -1,16 +1,16 @@
 """A job's server, inside its sandbox: the heavy libraries imported once, one forked child per request.
 
 Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the
-sandbox of kata/grading/sandbox.py. Role ``checks`` imports pytest, hypothesis, torch, torchvision,
-matplotlib and the kata's plugin, and has pytest collect the checks once (running nothing); role
-``records`` imports torch, torchvision, matplotlib and the audit's records (kata/audit), never the
-checks. Then, for each request (one JSON line on stdin)::
+sandbox of kata/grading/sandbox.py. Each role imports what its children need (``checks``: pytest, the
+kata's plugin, the checks, collected once; ``records``: the audit's records, never the checks), then,
+for each request (one JSON line on stdin)::
 
     {"id": n, "files": {"devices.py": "...", ...}, "wall": seconds, "quiet": seconds, ...}
 
 it writes the files into ``WORK/sub/exercises``, forks a child that runs them (pytest with a report
 log, or the audit's records), waits for it (ending it after ``wall`` seconds, or when nothing new was
-reported for ``quiet`` seconds: a check or record stuck), ends every other process it can reach
+reported for ``quiet`` seconds: a check or record stuck; meanwhile it forks the checkpoint checks'
+laptops, kata/checks/elsewhere.py), ends every other process it can reach
 (in bubblewrap's PID namespace, all but itself and its init), reads what the child wrote, empties its
 folders and answers with one JSON line on stdout::
 
@@ -43,15 +43,12 @@ __all__ = ["main"]
 WORK = Path(os.environ.get("KATA_WORK", "/kata-job"))
 REPORT_LIMIT = 48 << 20
 OUTPUT_KEEP = 24 << 10
-PRELOAD = {"checks": ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis", "hypothesis.strategies",
-                      "numpy", "PIL.Image", "torch", "torch.nn", "torch.optim", "torchvision", "torchvision.transforms",
-                      "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg",
-                      "kata.harness.plugin", "kata.checks.book", "kata.checks.doubles", "kata.checks.strategies",
-                      "kata.checks.messages", "kata.sim", "kata.celeba", "kata.data.synth"),
-           "records": ("numpy", "PIL.Image", "torch", "torch.nn", "torch.optim", "torchvision",
-                       "torchvision.transforms", "torchvision.transforms.v2", "matplotlib.pyplot",
-                       "matplotlib.backends.backend_agg", "kata.audit", "kata.harness.target", "kata.sim",
-                       "kata.celeba")}
+SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "kata.sim",
+          "kata.celeba")   # with torch.nn and torch.optim, torchvision.transforms, NumPy and PIL
+PRELOAD = {"checks": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis",
+                               "kata.harness.plugin", "kata.checks.book", "kata.checks.doubles",
+                               "kata.checks.strategies", "kata.checks.messages", "kata.data.synth"),
+           "records": SHARED + ("kata.audit", "kata.harness.target")}
 
 
 def _preload(role: str, collect: list[str]) -> None:
@@ -71,6 +68,13 @@ def _preload(role: str, collect: list[str]) -> None:
         # Collected once, never run: the checks and what they import are in every child, asserts rewritten.
         # Without the kata's plugin: no target, no accelerator (those must start after the fork).
         pytest.main(["--collect-only", "-q", "-p", "no:kata", "-p", "no:cacheprovider", "-o", "addopts=", *collect])
+        # Once here, not first in every child (2 s): the Unicode tables behind st.text() and the local modules'
+        # constants, which Hypothesis would otherwise keep on a disk that a child can't keep.
+        with contextlib.suppress(Exception):
+            from hypothesis.internal import charmap
+            from hypothesis.internal.conjecture.providers import _get_local_constants
+
+            charmap.charmap(), charmap.intervals_from_codec("utf-8"), _get_local_constants()
 
 
 class _Grading:
@@ -143,8 +147,8 @@ def _child_records(request: dict) -> int:
     return 0
 
 
-def _child(role: str, request: dict, out_fd: int) -> None:
-    """In the forked child: its own session, its output to a file, then the role's work (never returns)."""
+def _child(role: str, request: dict, out_fd: int, laptops: int | None) -> None:
+    """In the forked child: its own session, output to a file, the laptops' channel as fd 3; the role's work."""
     status = 3
     try:
         os.setsid()
@@ -152,7 +156,9 @@ def _child(role: str, request: dict, out_fd: int) -> None:
         os.dup2(null, 0)
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
-        os.closerange(3, 1 << 16)
+        if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
+            os.environ["KATA_LAPTOP_FD"] = str(os.dup2(laptops, 3))
+        os.closerange(3 if laptops is None else 4, 1 << 16)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         sys.stdin = open(os.devnull)
         sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
@@ -222,10 +228,13 @@ def _serve(role: str, request: dict) -> dict:
     out_fd = os.open(WORK / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     report = WORK / "out" / "report.jsonl"
     report.touch()
+    if role == "checks":   # a fork of this server is a machine without an accelerator: the checkpoint's laptop
+        from kata.checks.elsewhere import Forks
+    forks = Forks() if role == "checks" and Forks.usable() else None
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(role, request, out_fd)
+        _child(role, request, out_fd, forks.theirs.fileno() if forks else None)
     os.close(out_fd)
     end, status, size, heard = "exit", 0, 0, start
     while True:
@@ -245,7 +254,9 @@ def _serve(role: str, request: dict) -> dict:
                 os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             break
-        time.sleep(0.05)
+        forks.poll(0.05) if forks else time.sleep(0.05)
+    if forks:
+        forks.close()
     _end_others(pid)
     usage = shutil.disk_usage(WORK)
     answer = {"id": request["id"], "end": end, "status": status, "report": _read(report, REPORT_LIMIT),

@@ -241,3 +241,10 @@ def with_attack(kind: str, base: str = "solutions", where: tuple[str, ...] | Non
 def wrong_learning_rate() -> str:
     """The training module with the learning rate the book does not use (a known mistake)."""
     return mutated("training", ("lr=0.001", "lr=0.01"))
+
+
+def no_map_location() -> str:
+    """The checkpoint module without map_location: it opens the file only where a GPU is (a known mistake that
+    only the fresh process without an accelerator sees)."""
+    return mutated("checkpoint", ("torch.load(path, map_location=device, weights_only=True)",
+                                  "torch.load(path, weights_only=True)"))

@@ -1,0 +1,117 @@
+"""The checkpoint checks' laptop as `kata grade` makes it: forked by the checks' server (kata.checks.elsewhere.Forks).
+
+A checks child asks its server for a laptop through a socket; the server forks it from itself, with CUDA
+hidden and none of the server's descriptors open, answers with its exit status, ends a laptop that runs
+too long, and refuses more laptops than one run needs. Here this test's process plays the server (its
+loop in the main thread) and a thread plays the child; the laptop's job is replaced by one that reports
+what the laptop saw. That a fork of the real server opens a checkpoint as a machine without a GPU does
+is tested by test_grade.py's class run (a load_checkpoint without map_location loses its points there).
+"""
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from kata.checks import elsewhere
+
+
+def ask(forks: elsewhere.Forks, monkeypatch, job: dict, timeout: float = 10.0):
+    """open_elsewhere(job) from a thread (the child) while this thread serves as the server does."""
+    monkeypatch.setenv(elsewhere.FORK_FD, str(forks.theirs.fileno()))
+    found = {}
+
+    def child():
+        try:
+            found["value"] = elsewhere.open_elsewhere(job, timeout=timeout)
+        except BaseException as exc:  # noqa: BLE001 - what the child met, for the test to read
+            found["error"] = exc
+
+    thread = threading.Thread(target=child)
+    thread.start()
+    while thread.is_alive():
+        forks.poll(0.02)
+    return found
+
+
+def seen(argv):
+    """A laptop's job that writes what the laptop saw (its process, environment and open descriptors)."""
+    job = json.loads(Path(argv[0]).read_text())
+    if job.get("sleep"):
+        time.sleep(job["sleep"])
+    torch.save({"pid": os.getpid(), "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                "asked": elsewhere.FORK_FD in os.environ,
+                "open": [_target(fd) for fd in os.listdir("/proc/self/fd")]},
+               job["result"])
+    return int(job.get("status", 0))
+
+
+def _target(fd: str) -> str:
+    try:
+        return os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:   # the descriptor os.listdir read with
+        return ""
+
+
+@pytest.fixture
+def forks(monkeypatch):
+    monkeypatch.setattr(elsewhere, "main", seen)
+    made = elsewhere.Forks()
+    yield made
+    made.close()
+
+
+def test_a_laptop_is_a_fork_with_cuda_hidden_and_none_of_the_servers_descriptors(forks, monkeypatch):
+    found = ask(forks, monkeypatch, {})
+    assert "error" not in found, found
+    laptop = found["value"]
+    assert laptop["pid"] != os.getpid(), "the laptop must be a process of its own, forked by the server"
+    assert laptop["cuda"] == "", "the laptop must hide CUDA, as a machine without a GPU has none"
+    assert not laptop["asked"], "the laptop must not hold the channel on which the child asks for laptops"
+    kept = [name for name in laptop["open"] if name.startswith(("socket:", "pipe:"))]
+    assert not kept, f"the laptop must hold none of the server's channels; it holds {kept}"
+
+
+def test_a_laptops_failure_reaches_the_child_as_a_fresh_processs_does(forks, monkeypatch):
+    found = ask(forks, monkeypatch, {"status": 1})
+    assert isinstance(found.get("error"), elsewhere.NotRun), found
+    assert "exit status 1" in str(found["error"]), found["error"]
+
+
+def test_a_laptop_that_runs_too_long_is_ended(forks, monkeypatch):
+    monkeypatch.setattr(elsewhere, "TIMEOUT", 0.5)
+    start = time.monotonic()
+    found = ask(forks, monkeypatch, {"sleep": 60}, timeout=30)
+    assert isinstance(found.get("error"), elsewhere.NotRun), found
+    assert time.monotonic() - start < 20, "a laptop past its time must be ended by the server, not waited for"
+    assert not forks.running
+
+
+def test_malformed_requests_and_more_laptops_than_a_run_needs_are_refused(forks, monkeypatch):
+    forks.theirs.sendall(b"not json\n")
+    forks.poll(1.0)
+    forks.theirs.settimeout(5)
+    assert json.loads(forks.theirs.recv(4096)) == {"status": 2}, "a request that is not a job must be refused"
+    assert not forks.running and forks.made == 0
+    for _ in range(elsewhere.Forks.LIMIT):
+        assert "error" not in ask(forks, monkeypatch, {})
+    found = ask(forks, monkeypatch, {})
+    assert isinstance(found.get("error"), elsewhere.NotRun), "a laptop past the limit must be refused"
+    assert forks.made == elsewhere.Forks.LIMIT
+
+
+def test_close_ends_every_laptop_still_running(forks, tmp_path):
+    job = tmp_path / "job.json"
+    job.write_text(json.dumps({"sleep": 60, "result": str(tmp_path / "result.pt")}))
+    forks.theirs.sendall((json.dumps({"job": str(job)}) + "\n").encode())
+    forks.poll(1.0)
+    pids = list(forks.running)
+    assert len(pids) == 1, "the request must have forked one laptop"
+    forks.close()
+    for pid in pids:
+        with pytest.raises(ChildProcessError):   # ended and reaped
+            os.waitpid(pid, os.WNOHANG)
