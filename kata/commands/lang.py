@@ -83,7 +83,7 @@ def switch(root: str | Path, lang: str) -> Switched:
             atomic_write(path, translated.encode("utf-8"), mode=stat.S_IMODE(path.stat().st_mode))
             done.rewritten.append(shown)
     atomic_write(root / LANG_FILE, lang + "\n")
-    i18n._copy_choice.cache_clear()   # this process reads the new choice too
+    i18n.reread_copy_choice()   # this process reads the new choice too
     return done
 
 

@@ -35,7 +35,8 @@ from functools import cache
 from pathlib import Path
 
 __all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "english_of_stub_text",
-           "known", "language", "pad", "say", "set_language", "stub_texts", "translate_stub", "translation", "width"]
+           "known", "language", "pad", "reread_copy_choice", "say", "set_language", "stub_texts", "translate_stub",
+           "translation", "width"]
 
 LANGUAGES = ("en", "ko")
 LOCALE_DIR = Path(__file__).resolve().parent.parent / "locale"
@@ -82,7 +83,7 @@ def set_language(lang: str | None) -> None:
     """Choose the language for this process and the processes it starts (None: as found)."""
     global _chosen
     _chosen = lang if lang is None else known(lang)
-    _copy_choice.cache_clear()
+    reread_copy_choice()
     if lang is not None:
         os.environ["KATA_LANG"] = lang
 
@@ -126,6 +127,11 @@ def language() -> str:
 @cache
 def _copy_choice() -> str | None:
     return chosen_in(_project_root())
+
+
+def reread_copy_choice() -> None:
+    """Read the copy's choice (``.kata-lang``) again on the next :func:`language`: after ``kata lang`` wrote it."""
+    _copy_choice.cache_clear()
 
 
 @cache
@@ -245,7 +251,13 @@ def translate_stub(source: str, lang: str) -> str:
 
 def english_of_stub_text(text: str) -> str:
     """A stub's text in English: itself, or the English of a text ``kata lang`` put in another language."""
-    return {v: k for k, v in _entries("ko").items()}.get(text, text)
+    return _english_of().get(text, text)
+
+
+@cache
+def _english_of() -> dict[str, str]:
+    """Each other language's stub texts -> their English (the ``stubs`` catalogues, reversed)."""
+    return {v: k for lang in LANGUAGES if lang != "en" for k, v in _entries(lang).items()}
 
 
 @cache

@@ -35,9 +35,9 @@ def lang_env(monkeypatch):
         monkeypatch.delenv(name)
     monkeypatch.setattr(i18n, "_chosen", None)
     monkeypatch.setattr(i18n, "_project_root", lambda: None)
-    i18n._copy_choice.cache_clear()
+    i18n.reread_copy_choice()
     yield monkeypatch
-    i18n._copy_choice.cache_clear()
+    i18n.reread_copy_choice()
 
 
 @pytest.mark.parametrize("domain", list(CATALOGUES))

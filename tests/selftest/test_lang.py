@@ -34,7 +34,7 @@ def copy(tmp_path, monkeypatch) -> Path:
         pytest.skip(f"no pristine stub of {', '.join(missing)} (no .kata/pristine/ snapshot, no git history)")
     monkeypatch.setattr(lang_command, "locate", lambda: Project(root))
     yield root
-    i18n._copy_choice.cache_clear()   # the process's own checkout's choice again
+    i18n.reread_copy_choice()   # the process's own checkout's choice again
 
 
 def written_by_the_learner(source: str, function: str, code: str) -> str:
