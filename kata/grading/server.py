@@ -1,24 +1,17 @@
 """A job's server, inside its sandbox: the heavy libraries imported once, one forked child per request.
 
-Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the
-sandbox of kata/grading/sandbox.py. Each role imports what its children need (``checks``: pytest, the
-kata's plugin, the checks, collected once; ``records``: the audit's records, never the checks), then,
-for each request (one JSON line on stdin)::
-
-    {"id": n, "files": {"devices.py": "...", ...}, "wall": seconds, "quiet": seconds, ...}
-
-it writes the files into ``WORK/sub/exercises``, forks a child that runs them (pytest with a report
-log, or the audit's records), waits for it (ending it after ``wall`` seconds, or when nothing new was
-reported for ``quiet`` seconds: a check or record stuck; meanwhile it forks the checkpoint checks'
-laptops, kata/checks/elsewhere.py), ends every other process it can reach
-(in bubblewrap's PID namespace, all but itself and its init), reads what the child wrote, empties its
-folders and answers with one JSON line on stdout::
-
-    {"id": n, "end": "exit" | "wall" | "quiet", "status": wait status, "report": text,
-     "output": text (head and tail), "output_bytes": n, "disk_full": bool, "seconds": s}
-
-The server is not dumpable (a child can neither trace it nor read its memory or descriptors), and a
-child holds none of its pipes. A server that dies or stops answering is replaced by the grader.
+Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the sandbox of
+kata/grading/sandbox.py, each role imports what its children need (``checks``: pytest, the kata's plugin,
+the checks, collected once; ``records``: the audit's records, never the checks). For each request (one
+JSON line on stdin: ``{"id", "files", "wall", "quiet", ...}``) it forks a child that reads the request,
+writes the files into ``WORK/sub/exercises`` and runs them (pytest with a report log, or the records);
+waits for it (ended after ``wall`` seconds, or ``quiet`` seconds without a new report line; meanwhile it
+forks the checkpoint checks' laptops, kata/checks/elsewhere.py); ends every other process it can reach;
+and forks a process that answers with one JSON line on stdout: ``{"id", "end": "exit" | "wall" | "quiet",
+"status", "report", "output" (head and tail), "output_bytes", "disk_full", "seconds"}``. So the server
+never holds a submission's files or report, for a later child to find in the memory it inherits. It is
+not dumpable (a child can neither trace it nor read its memory), and a child holds none of its pipes
+once the request is read. A server that dies or stops answering is replaced by the grader.
 """
 
 from __future__ import annotations
@@ -147,22 +140,29 @@ def _child_records(request: dict) -> int:
     return 0
 
 
-def _child(role: str, request: dict, out_fd: int, laptops: int | None) -> None:
-    """In the forked child: its own session, output to a file, the laptops' channel as fd 3; the role's work."""
+def _child(role: str, control_in: int, told: int, out_fd: int, laptops: int | None) -> None:
+    """In the forked child: the request (its limits told to the server), the files, the role's work; never returns."""
     status = 3
     try:
         os.setsid()
-        null = os.open(os.devnull, os.O_RDONLY)
-        os.dup2(null, 0)
+        line = os.fdopen(control_in, "rb", closefd=False).readline()   # the one line the grader sent, and no more
+        request = json.loads(line) if line.strip() else None
+        os.write(told, json.dumps(request and {k: request.get(k, 0) for k in ("id", "wall", "quiet", "start")})
+                 .encode())
+        os.close(told)
+        if request is None:   # the grader closed the server's input: no more requests
+            os._exit(0)
+        for name, text in request["files"].items():
+            (WORK / "sub" / "exercises" / name).write_text(text, encoding="utf-8")
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
         os.dup2(out_fd, 1)
         os.dup2(out_fd, 2)
         if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
             os.environ["KATA_LAPTOP_FD"] = str(os.dup2(laptops, 3))
         os.closerange(3 if laptops is None else 4, 1 << 16)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        sys.stdin = open(os.devnull)
-        sys.stdout = os.fdopen(1, "w", buffering=1, closefd=False)
-        sys.stderr = os.fdopen(2, "w", buffering=1, closefd=False)
+        sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
+                                             os.fdopen(2, "w", buffering=1, closefd=False))
         os.chdir(WORK / "sub")
         os.umask(0o077)
         status = _child_checks(request) if role == "checks" else _child_records(request)
@@ -201,12 +201,6 @@ def _wipe(folder: Path) -> None:
                 entry.unlink()
 
 
-def _read(path: Path, limit: int) -> str:
-    with contextlib.suppress(OSError), open(path, "rb") as f:
-        return f.read(limit).decode("utf-8", "replace")
-    return ""
-
-
 def _output(path: Path) -> tuple[str, int]:
     """The child's output, its head and tail when long, and its size."""
     with contextlib.suppress(OSError), open(path, "rb") as f:
@@ -219,25 +213,28 @@ def _output(path: Path) -> tuple[str, int]:
     return "", 0
 
 
-def _serve(role: str, request: dict) -> dict:
+def _serve(role: str, control_in: int, control_out: int) -> bool:
+    """One request (False: there are none left): read by the child, answered by a process forked at its end."""
     sandboxed = os.environ.get("KATA_SANDBOX") == "bubblewrap"
     for folder in ("sub/exercises", "out", "tmp", "home", "data"):
         (WORK / folder).mkdir(parents=True, exist_ok=True)
-    for name, text in request["files"].items():
-        (WORK / "sub" / "exercises" / name).write_text(text, encoding="utf-8")
     out_fd = os.open(WORK / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     report = WORK / "out" / "report.jsonl"
     report.touch()
     if role == "checks":   # a fork of this server is a machine without an accelerator: the checkpoint's laptop
         from kata.checks.elsewhere import Forks
     forks = Forks() if role == "checks" and Forks.usable() else None
+    told, tell = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(role, request, out_fd, forks.theirs.fileno() if forks else None)
-    os.close(out_fd)
+        _child(role, control_in, tell, out_fd, forks.theirs.fileno() if forks else None)
+    for fd in (out_fd, tell):
+        os.close(fd)
+    with os.fdopen(told, "rb") as limits:
+        request = json.loads(limits.read() or b"null")
     end, status, size, heard = "exit", 0, 0, start
-    while True:
+    while request is not None:
         done, status = os.waitpid(pid, os.WNOHANG)
         if done:
             break
@@ -248,23 +245,38 @@ def _serve(role: str, request: dict) -> dict:
         quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
         if now - start > request["wall"] or now - heard > quiet:
             end = "wall" if now - start > request["wall"] else "quiet"
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except OSError:
-                os.kill(pid, signal.SIGKILL)
+            for kill in (os.killpg, os.kill):
+                with contextlib.suppress(OSError):
+                    kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
             break
         forks.poll(0.05) if forks else time.sleep(0.05)
     if forks:
         forks.close()
     _end_others(pid)
-    usage = shutil.disk_usage(WORK)
-    answer = {"id": request["id"], "end": end, "status": status, "report": _read(report, REPORT_LIMIT),
-              "seconds": round(time.monotonic() - start, 2), "disk_full": usage.free < (1 << 20)}
-    answer["output"], answer["output_bytes"] = _output(WORK / "out" / "output.log")
+    if request is not None and os.fork() == 0:
+        _answer(request["id"], end, status, start, control_out)
+    with contextlib.suppress(ChildProcessError):
+        os.wait()
     for folder in [WORK] + ([Path("/tmp"), Path("/dev/shm")] if sandboxed else []):
         _wipe(folder)
-    return answer
+    return request is not None
+
+
+def _answer(request_id: int, end: str, status: int, start: float, control_out: int) -> None:
+    """In a process forked for it, once every process of the child's is gone: the answer line (never returns)."""
+    try:
+        report = ""
+        with contextlib.suppress(OSError), open(WORK / "out" / "report.jsonl", "rb") as f:
+            report = f.read(REPORT_LIMIT).decode("utf-8", "replace")
+        output, size = _output(WORK / "out" / "output.log")
+        answer = {"id": request_id, "end": end, "status": status, "report": report, "output": output,
+                  "output_bytes": size, "seconds": round(time.monotonic() - start, 2),
+                  "disk_full": shutil.disk_usage(WORK).free < (1 << 20)}
+        with os.fdopen(os.dup(control_out), "w") as answers:
+            answers.write(json.dumps(answer) + "\n")
+    finally:
+        os._exit(0)
 
 
 def main(argv: list[str]) -> None:
@@ -280,21 +292,9 @@ def main(argv: list[str]) -> None:
 
     gc.collect()
     gc.freeze()   # what is here now is never collected again: a child's collections skip it (and its pages)
-    answers = os.fdopen(control_out, "w", buffering=1)
-    answers.write(json.dumps({"ready": os.getpid(), "role": role}) + "\n")
-    buffer = b""
-    while True:
-        ready, _, _ = select.select([control_in], [], [], 1.0)
-        if not ready:
-            continue
-        chunk = os.read(control_in, 1 << 20)
-        if not chunk:
-            return
-        buffer += chunk
-        while b"\n" in buffer:
-            line, buffer = buffer.split(b"\n", 1)
-            request = json.loads(line)
-            answers.write(json.dumps(_serve(role, request)) + "\n")
+    os.write(control_out, (json.dumps({"ready": os.getpid(), "role": role}) + "\n").encode())
+    while not select.select([control_in], [], [], 1.0)[0] or _serve(role, control_in, control_out):
+        pass
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ Each attack of tests/selftest/test_grade_samples.py is a hostile submission here
 
 - a forged verdict on untouched stubs earns nothing, and the row says ``forged:``; forged on
   top of wrong code, it earns no more than the wrong code alone;
-- the answers on the teacher's disk are out of reach;
+- the answers on the teacher's disk are out of reach, and neither they nor an earlier hand-in
+  are in the memory a submission's processes start with;
 - what the sandbox must stop is stopped (each attack raises when it gets through, which would
   cost the module its points), and nothing the submission started outlives it;
 - code that patches a library to compute the right numbers computes them: it keeps its points,
@@ -215,6 +216,57 @@ def check_small_class(rows, summary, expected: str, contained: bool):
     assert total(rows, "processes") == POINTS["devices"], rows["processes"]
     if contained:
         assert total(rows, "secrets") == POINTS["devices"], rows["secrets"]
+
+
+# Reads every writable page of its own process for text it must not find there, never held whole here: each
+# needle as head and tail apart. Found, it costs the module its points.
+MEMORY_SCAN = """
+def _seen_here(needles):
+    with open("/proc/self/maps") as maps, open("/proc/self/mem", "rb", 0) as mem:
+        for line in maps:
+            span, perms = line.split()[:2]
+            start, end = (int(x, 16) for x in span.split("-"))
+            if not perms.startswith("rw") or end - start > 1 << 30:
+                continue
+            try:
+                mem.seek(start)
+                data = mem.read(end - start)
+            except (OSError, ValueError, OverflowError):
+                continue
+            for head, tail in needles:
+                at = data.find(head)
+                while at >= 0:
+                    if data[at + len(head):at + len(head) + len(tail)] == tail:
+                        return head + tail
+                    at = data.find(head, at + 1)
+    return None
+
+
+_SEEN = _seen_here({needles!r})
+if _SEEN:
+    raise SystemExit(f"found in this process's memory: {{_SEEN!r}}")
+"""
+REFERENCE_ONLY = b"clears the figure and draws both panels afresh"   # a comment of solutions/plotting.py's
+
+
+def test_no_submission_finds_the_reference_or_an_earlier_one_in_its_memory(tmp_path):
+    """A server serves the reference, then one hand-in after another, and forks each child from itself; none may
+    inherit what an earlier run sent (its files) or left (its report). Each of these two hand-ins looks for the
+    other's marker and for a comment of the reference solutions in the memory of the processes that run it."""
+    markers = {name: secrets.token_hex(12).encode() for name in ("first", "second")}
+    subs = {}
+    for name, other in (("first", "second"), ("second", "first")):
+        needles = [(markers[other][:12], markers[other][12:]), (REFERENCE_ONLY[:20], REFERENCE_ONLY[20:])]
+        subs[name] = only(devices=f"# {markers[name].decode()}\n" + MEMORY_SCAN.format(needles=needles) + "\n"
+                          + sources()["devices"])
+    out = tmp_path / "out"
+    paths = [str(write(tmp_path / "subs" / name, found)) for name, found in subs.items()]
+    assert kata("grade", *paths, "--out", out, "--jobs", "1", "--test-timeout", TEST_TIMEOUT, "--quiet") == 0
+    with open(out / "grades.csv", newline="") as f:
+        rows = {row["submission"]: row for row in csv.DictReader(f)}
+    for name in subs:
+        log = (out / "logs" / f"{name}.log").read_text()
+        assert total(rows, name) == POINTS["devices"], (name, rows[name]["status"], log[-3000:])
 
 
 @pytest.mark.skipif(not HAVE_BWRAP, reason="needs bubblewrap (apt-get install bubblewrap); CI has it")
