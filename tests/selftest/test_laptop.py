@@ -45,14 +45,17 @@ def seen(argv):
         time.sleep(job["sleep"])
     torch.save({"pid": os.getpid(), "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
                 "asked": elsewhere.FORK_FD in os.environ,
-                "open": [_target(fd) for fd in os.listdir("/proc/self/fd")]},
+                "open": [_target(fd) for fd in os.listdir(FDS)]},
                job["result"])
     return int(job.get("status", 0))
 
 
+FDS = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"   # Linux; elsewhere, no targets to read
+
+
 def _target(fd: str) -> str:
     try:
-        return os.readlink(f"/proc/self/fd/{fd}")
+        return os.readlink(f"{FDS}/{fd}")
     except OSError:   # the descriptor os.listdir read with
         return ""
 
