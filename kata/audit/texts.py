@@ -94,7 +94,6 @@ Grading options baked in: __OPTIONS__
 """)
 
 
-
 # kata/harness/target.py's words for a module that failed to import (its catalogue translates them)
 IMPORT_FAILED = ("{file} failed to import:\n  {error}", "{file} failed to import (line {line}: {source}):\n  {error}",
                  "{file} failed to import (line {line}):\n  {error}")
