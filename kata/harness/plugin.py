@@ -186,7 +186,6 @@ def pytest_configure(config: pytest.Config) -> None:
         config.args = list(config.stash[_EXTRA_ARGS])
         config.option.confcutdir = config.known_args_namespace.confcutdir
         if not benchmarks_only:
-            settings.quiet_hypothesis()
             recorder = next((p for p in config.pluginmanager.get_plugins() if isinstance(p, Recorder)), None)
             if recorder is None:
                 recorder = Recorder()
@@ -300,6 +299,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if unbound:
         raise pytest.UsageError(
             "these checks never touch the target, so they could pass on a stub: " + ", ".join(unbound))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    """A Hypothesis check without shrinking in a learner's run and on the stubs (kata/harness/settings.py)."""
+    callspec = getattr(item, "callspec", None)
+    on_stubs = callspec is not None and getattr(callspec.params.get("kata_target"), "name", None) == "exercises"
+    with settings.hypothesis_for_the_call(getattr(item, "obj", None), learner=run_target(item.config) is not None,
+                                          must_fail=on_stubs):
+        return (yield)
 
 
 def _target_of(item: pytest.Item) -> Target | None:

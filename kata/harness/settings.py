@@ -15,20 +15,27 @@ are set here, by the plugin, unless the command line (or an ini file) set them:
   (``@reproduce_failure`` blobs, "explain" lines) and without shrinking (the
   messages describe the failing input; shrinking it costs a plotting check
   seconds per failure: measured 14.8 s against 6.3 s for a plotting module that
-  converts only the loss lists), and a header without the settings of
-  pytest-benchmark and pytest-timeout.
+  converts only the loss lists); no shrinking either for the stubs in the
+  project's own run (``hypothesis_for_the_call``);
+- in a learner's run, a header without the settings of pytest-benchmark and
+  pytest-timeout.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 
 import pytest
 
-__all__ = ["CHECK_TIMEOUT", "PROJECT_TIMEOUT", "apply", "learner_header", "quiet_hypothesis"]
+__all__ = ["CHECK_TIMEOUT", "HYPOTHESIS_SETTINGS", "PROJECT_TIMEOUT", "apply", "hypothesis_for_the_call",
+           "learner_header"]
 
 CHECK_TIMEOUT = 60      # seconds per check in a learner's run
 PROJECT_TIMEOUT = 300   # seconds per test in the project's own run
+# Where @given keeps the settings a test runs with (bound when its module is imported).
+HYPOTHESIS_SETTINGS = "_hypothesis_internal_use_settings"
 WARNING_FILTERS = ("ignore::DeprecationWarning:torchvision.*",)
 
 
@@ -69,14 +76,29 @@ def learner_header(lines: list) -> list:
     return kept
 
 
-def quiet_hypothesis() -> None:
-    """A learner's run: Hypothesis keeps its examples and the falsifying example, without
-    the reproduction blob, the "explain" phase's notes and the shrinking."""
-    try:
-        from hypothesis import Phase, settings
-    except ImportError:
+@contextlib.contextmanager
+def hypothesis_for_the_call(test, learner: bool, must_fail: bool) -> Iterator[None]:
+    """Hypothesis's settings for one call of ``test``, put back after it.
+
+    A learner's run keeps its examples and the falsifying example, without the
+    reproduction blob, the "explain" phase's notes and the shrinking. A check run on
+    the untouched stubs (``must_fail``: the project's own run) is not shrunk either: a
+    stub fails the same way for every input, and shrinking that failure cost the
+    checkpoint's round-trip check 24.5 s of the project's 58 s run of tests/test_*.py.
+
+    Set for the call, not as a profile when the run starts: a test's settings are bound
+    when its module is imported, and a run inside another (tests/selftest's pytester
+    runs) reuses the modules the outer run imported with shrinking on. The attribute
+    read is Hypothesis's own (tests/selftest/test_harness.py checks it is still there)."""
+    current = getattr(test, HYPOTHESIS_SETTINGS, None)
+    if current is None or not (learner or must_fail):
+        yield
         return
-    current = settings.default
+    from hypothesis import Phase, settings
+
     phases = [p for p in current.phases if p not in (getattr(Phase, "explain", None), Phase.shrink)]
-    settings.register_profile("kata-learner", parent=current, print_blob=False, phases=phases)
-    settings.load_profile("kata-learner")
+    setattr(test, HYPOTHESIS_SETTINGS, settings(current, phases=phases, print_blob=current.print_blob and not learner))
+    try:
+        yield
+    finally:
+        setattr(test, HYPOTHESIS_SETTINGS, current)
