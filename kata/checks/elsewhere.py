@@ -29,7 +29,6 @@ import contextlib
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -37,6 +36,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from kata.harness import forked
 from kata.i18n import _, say
 
 __all__ = ["FORK_FD", "TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere"]
@@ -132,7 +132,7 @@ class Forks:
         for pid, started in list(self.running.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
             if not done and time.monotonic() - started > TIMEOUT:
-                _end(pid)
+                forked.end(pid)
                 done, status = os.waitpid(pid, 0)
             if done:
                 del self.running[pid]
@@ -158,19 +158,12 @@ class Forks:
 
     def close(self) -> None:
         for pid in self.running:
-            _end(pid)
+            forked.end(pid)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
         self.running.clear()
         self.ours.close()
         self.theirs.close()
-
-
-def _end(pid: int) -> None:
-    """A laptop and what it started (its process group, once it has made its own session)."""
-    for kill in (os.killpg, os.kill):
-        with contextlib.suppress(OSError):
-            kill(pid, signal.SIGKILL)
 
 
 def _laptop(job: str, cwd: str) -> None:
@@ -181,12 +174,7 @@ def _laptop(job: str, cwd: str) -> None:
         os.setsid()
         os.chdir(cwd)
         out = os.open(Path(job).with_name("output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
-        os.closerange(3, 1 << 16)   # the server's channels above all
-        sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
-                                             os.fdopen(2, "w", buffering=1, closefd=False))
+        forked.streams_to(out)   # none of the server's channels
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
         os.environ.pop(FORK_FD, None)
         status = main([job])

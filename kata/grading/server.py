@@ -29,6 +29,7 @@ import sys
 import time
 from pathlib import Path
 
+from kata.harness import forked
 from kata.i18n import say
 
 __all__ = ["main"]
@@ -154,15 +155,10 @@ def _child(role: str, control_in: int, told: int, out_fd: int, laptops: int | No
             os._exit(0)
         for name, text in request["files"].items():
             (WORK / "sub" / "exercises" / name).write_text(text, encoding="utf-8")
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(out_fd, 1)
-        os.dup2(out_fd, 2)
+        laptops = forked.streams_to(out_fd, keep=laptops)
         if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
-            os.environ["KATA_LAPTOP_FD"] = str(os.dup2(laptops, 3))
-        os.closerange(3 if laptops is None else 4, 1 << 16)
+            os.environ["KATA_LAPTOP_FD"] = str(laptops)
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
-                                             os.fdopen(2, "w", buffering=1, closefd=False))
         os.chdir(WORK / "sub")
         os.umask(0o077)
         status = _child_checks(request) if role == "checks" else _child_records(request)
@@ -245,9 +241,7 @@ def _serve(role: str, control_in: int, control_out: int) -> bool:
         quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
         if now - start > request["wall"] or now - heard > quiet:
             end = "wall" if now - start > request["wall"] else "quiet"
-            for kill in (os.killpg, os.kill):
-                with contextlib.suppress(OSError):
-                    kill(pid, signal.SIGKILL)
+            forked.end(pid)
             os.waitpid(pid, 0)
             break
         forks.poll(0.05) if forks else time.sleep(0.05)

@@ -10,7 +10,10 @@
   writes them), one block per cause and a row per exercise, and their text; what every
   view of a run reads (pytest's terminal, ``kata watch``, ``kata.check``, the grader);
 - :mod:`kata.harness.grouping`: a learner's run's failures, one block per cause;
-- :mod:`kata.harness.scoreboard`: the table that ends a learner's run.
+- :mod:`kata.harness.scoreboard`: the table that ends a learner's run;
+- :mod:`kata.harness.settings`: the settings every run of the checks relies on;
+- :mod:`kata.harness.forked`: a process forked to run a check's work (the grader's children,
+  the checkpoint checks' laptops): its streams on one file, and its end.
 """
 
 from kata.harness.target import Target, TargetError, TargetModule, find_target, module_of, target_of, target_path

@@ -21,7 +21,6 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 from __future__ import annotations
 
 import json
-import tempfile
 from pathlib import Path
 
 # Imported before the inner pytest runs (see test_known_wrong.py).
@@ -181,12 +180,13 @@ def test_a_variant_keeps_every_point_its_checks_give(variant, pytester, facet_ma
 # mistake's one run takes all of its exercise's checks.
 
 
-def test_the_records_are_quick_enough_for_a_class(context):
+def test_the_records_are_quick_enough_for_a_class(context, tmp_path):
     """The records add to each submission's time: they stay under a few seconds for correct code."""
     import time
 
     start = time.process_time()
     for exercise in NAMES:
-        records_of(PROJECT.solutions, exercise, Context(**{**vars(context), "tmp": Path(tempfile.mkdtemp())}))
+        (tmp_path / exercise).mkdir()
+        records_of(PROJECT.solutions, exercise, Context(**{**vars(context), "tmp": tmp_path / exercise}))
     spent = time.process_time() - start
     assert spent < 12, f"the records of the reference took {spent:.1f} s of CPU"

@@ -1,0 +1,38 @@
+"""What a process the kata forks does first, and how it is ended.
+
+Two kinds of process are forked from a long-lived one: the grader's children
+(kata/grading/server.py), which run a submission, and the checkpoint checks'
+laptops (kata/checks/elsewhere.py). Each starts with its standard streams on one
+file and none of its parent's other descriptors, and each is ended with its
+process group, whatever it started.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import sys
+
+__all__ = ["end", "streams_to"]
+
+
+def streams_to(out: int, keep: int | None = None) -> int | None:
+    """Standard input from /dev/null, output and errors into ``out``, and Python's streams on them; every other
+    descriptor closed but ``keep``, which moves to 3 (returned)."""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+    if keep is not None:
+        keep = os.dup2(keep, 3)
+    os.closerange(3 if keep is None else 4, 1 << 16)
+    sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
+                                         os.fdopen(2, "w", buffering=1, closefd=False))
+    return keep
+
+
+def end(pid: int) -> None:
+    """SIGKILL to ``pid`` and to its process group (once it has made its own session)."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(OSError):
+            kill(pid, signal.SIGKILL)
