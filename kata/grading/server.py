@@ -209,6 +209,13 @@ def _output(path: Path) -> tuple[str, int]:
     return "", 0
 
 
+def _laptops():
+    """The checkpoint checks' machines without a GPU, forks of this one (None where the sandbox shows a GPU)."""
+    from kata.checks.elsewhere import Forks
+
+    return Forks() if Forks.usable() else None
+
+
 def _serve(role: str, control_in: int, control_out: int) -> bool:
     """One request (False: there are none left): read by the child, answered by a process forked at its end."""
     sandboxed = os.environ.get("KATA_SANDBOX") == "bubblewrap"
@@ -217,9 +224,7 @@ def _serve(role: str, control_in: int, control_out: int) -> bool:
     out_fd = os.open(WORK / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     report = WORK / "out" / "report.jsonl"
     report.touch()
-    if role == "checks":   # a fork of this server is a machine without an accelerator: the checkpoint's laptop
-        from kata.checks.elsewhere import Forks
-    forks = Forks() if role == "checks" and Forks.usable() else None
+    forks = _laptops() if role == "checks" else None
     told, tell = os.pipe()
     start = time.monotonic()
     pid = os.fork()
