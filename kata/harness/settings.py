@@ -89,7 +89,7 @@ def hypothesis_for_the_call(test, learner: bool, must_fail: bool) -> Iterator[No
     Set for the call, not as a profile when the run starts: a test's settings are bound
     when its module is imported, and a run inside another (tests/selftest's pytester
     runs) reuses the modules the outer run imported with shrinking on. The attribute
-    read is Hypothesis's own (tests/selftest/test_harness.py checks it is still there)."""
+    read is Hypothesis's own (tests/selftest/test_settings.py checks it is still there)."""
     current = getattr(test, HYPOTHESIS_SETTINGS, None)
     if current is None or not (learner or must_fail):
         yield
