@@ -304,8 +304,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """A Hypothesis check without shrinking in a learner's run and on the stubs (kata/harness/settings.py)."""
-    callspec = getattr(item, "callspec", None)
-    on_stubs = callspec is not None and getattr(callspec.params.get("kata_target"), "name", None) == "exercises"
+    on_stubs = getattr(_target_of(item), "name", None) == "exercises"
     with settings.hypothesis_for_the_call(getattr(item, "obj", None), learner=run_target(item.config) is not None,
                                           must_fail=on_stubs):
         return (yield)
