@@ -12,15 +12,19 @@ on the CPU after each, and writes what it found as a file of plain values and
 CPU tensors (read back with ``weights_only=True``). It imports torch and the
 kata's harness only: no torchvision, no checks.
 
-Under ``kata grade`` the laptop is forked instead (:class:`Forks`): the checks'
-server (kata/grading/server.py) has imported torch but never installed the
-simulated accelerator, so a fork of it is that machine already, without paying
-for torch's import on every submission. The checks' child asks its server
-through the socket named by ``KATA_LAPTOP_FD``; the server forks the laptop from
-itself, never from the child, and ends every laptop when the submission's run
-ends. Where the sandbox shows a real GPU (``/dev/nvidia*``), CUDA may already be
-set up in the server and can't be hidden after it, so the laptop is a fresh
-process there too.
+Where it can, the laptop is forked instead (:class:`Forks`) from a process that
+has imported torch but never installed the simulated accelerator: that process
+is the machine already, without paying for torch's import again (4.6 to 6 s of
+the check, measured). Under ``kata grade`` it is the checks' server
+(kata/grading/server.py), and the checks' child asks it through the socket named
+by ``KATA_LAPTOP_FD``. In any other run of the checks it is forked from the run
+itself by :func:`serve_laptops`, while the checks are collected and before the
+kata's plugin installs the simulated accelerator. Either server forks each laptop
+from itself, never from the asking process, and ends every laptop when the run
+ends. Where the machine shows a real GPU (``/dev/nvidia*``), CUDA may already be
+set up and can't be hidden after it, and where the run's process has the
+simulator installed already or other threads (a notebook's kernel), the laptop
+is a fresh process.
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["FORK_FD", "TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere"]
+__all__ = ["FORK_FD", "TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
 FORK_FD = "KATA_LAPTOP_FD"   # in a grading server's checks child: the socket on which it asks for a forked laptop
@@ -60,7 +64,8 @@ def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
     with tempfile.TemporaryDirectory(prefix="kata-elsewhere-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "result.pt"
         job_file.write_text(json.dumps({**job, "result": str(result_file)}))
-        status, said = (_forked if os.environ.get(FORK_FD) else _spawned)(job_file, timeout)
+        channel = os.environ.get(FORK_FD) or _served   # a grading server's, else this run's own
+        status, said = _spawned(job_file, timeout) if channel is None else _forked(job_file, timeout, int(channel))
         if status != 0 or not result_file.is_file():
             tail = said.strip().splitlines()[-3:]
             raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status=status,
@@ -84,9 +89,9 @@ def _spawned(job_file: Path, timeout: float) -> tuple[int, str]:
     return done.returncode, done.stderr or done.stdout
 
 
-def _forked(job_file: Path, timeout: float) -> tuple[int, str]:
-    """The grading server forks the laptop (:class:`Forks`) and says how it ended."""
-    with socket.socket(fileno=os.dup(int(os.environ[FORK_FD]))) as channel:
+def _forked(job_file: Path, timeout: float, fd: int) -> tuple[int, str]:
+    """A laptop server (:class:`Forks`, on the other end of ``fd``) forks the laptop and says how it ended."""
+    with socket.socket(fileno=os.dup(fd)) as channel:
         channel.sendall((json.dumps({"job": str(job_file), "cwd": os.getcwd()}) + "\n").encode())
         answer, deadline = b"", time.monotonic() + timeout
         while not answer.endswith(b"\n"):
@@ -115,6 +120,7 @@ class Forks:
         self.ours.setblocking(False)   # a child that never reads its answers can't stop the server
         self.running: dict[int, float] = {}
         self.made, self.buffer = 0, b""
+        self.ended = False   # the asking end was closed: no more requests will come
 
     @staticmethod
     def usable() -> bool:
@@ -125,7 +131,9 @@ class Forks:
         """Wait up to ``wait`` seconds for a request; fork a laptop for each; answer for each that ended."""
         if select.select([self.ours], [], [], wait)[0]:
             with contextlib.suppress(BlockingIOError):
-                self.buffer = (self.buffer + self.ours.recv(1 << 16))[-(1 << 16):]
+                chunk = self.ours.recv(1 << 16)
+                self.ended = not chunk
+                self.buffer = (self.buffer + chunk)[-(1 << 16):]
             while b"\n" in self.buffer:
                 line, self.buffer = self.buffer.split(b"\n", 1)
                 self._fork(line)
@@ -164,6 +172,72 @@ class Forks:
         self.running.clear()
         self.ours.close()
         self.theirs.close()
+
+
+_served: int | None = None   # the asking end of this process's laptop server (serve_laptops), while it runs
+
+
+def serve_laptops():
+    """Fork, now, the process this run's laptops are forked from: this one as it is (torch imported, the
+    simulated accelerator not installed), so that each laptop costs a fork, not a new interpreter. Call it
+    before the simulator is installed (the checks' conftest does, while collecting). Returns the function
+    that ends it, or None where the laptops stay fresh interpreters: a grading server's checks (their
+    server forks them), a machine with a GPU or without fork, a process with the simulator installed, or
+    with other threads running (a fork copies only the calling one)."""
+    global _served
+    import threading
+
+    torch = sys.modules.get("torch")
+    if _served is not None or os.environ.get(FORK_FD) or not hasattr(os, "fork") or not Forks.usable() \
+            or torch is None or hasattr(torch, "simgpu") or threading.active_count() > 1:
+        return None
+    # What every laptop does first, done once here: the kata's helpers, and an optimizer made (torch imports
+    # torch.distributed.tensor and sympy for the first one, about 1 s; no backward pass before the simulator).
+    from kata.checks import doubles
+    from kata.harness.target import Target
+
+    del Target   # imported for the laptops: the learner's module is loaded with it
+    torch.optim.Adam(doubles.tiny_model(0).parameters())
+    forks, parent = Forks(), os.getpid()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _serve(forks, parent)
+    forks.ours.close()
+    _served = forks.theirs.fileno()
+
+    def stop() -> None:
+        global _served
+        _served = None
+        forks.theirs.close()   # the server sees the end of its requests, ends its laptops and itself
+        deadline = time.monotonic() + 5
+        while not os.waitpid(pid, os.WNOHANG)[0]:
+            if time.monotonic() > deadline:
+                forked.end(pid)
+                os.waitpid(pid, 0)
+                break
+            time.sleep(0.01)
+
+    return stop
+
+
+def _serve(forks: Forks, parent: int) -> None:
+    """The laptop server forked by :func:`serve_laptops`: a laptop forked for each request, until the run
+    closes its end or ends (never returns)."""
+    try:
+        fd = forks.ours.detach()
+        forks.theirs.detach()   # closed below with every other descriptor of the run
+        forks.ours = socket.socket(fileno=forked.streams_to(os.open(os.devnull, os.O_WRONLY), keep=fd))
+        forks.ours.setblocking(False)
+        while not forks.ended and os.getppid() == parent:
+            forks.poll(0.5)
+    except BaseException:  # noqa: BLE001 - Ctrl-C, or the run gone: end quietly
+        pass
+    finally:
+        with contextlib.suppress(Exception):
+            forks.close()
+        os._exit(0)
 
 
 def _laptop(job: str, cwd: str) -> None:

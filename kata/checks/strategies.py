@@ -5,14 +5,33 @@ from __future__ import annotations
 from collections import OrderedDict, defaultdict, namedtuple
 
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 from PIL import Image
 
 from kata.checks.history import History
 
-__all__ = ["GRAD_KINDS", "HISTORY_DEVICE", "HISTORY_ENTRY_KINDS", "Pair", "accuracy_values", "attribute_vectors",
-           "batch_sizes", "histories", "history_entry", "history_entry_kinds", "image_sizes", "loss_values",
-           "make_history", "nested", "nested_tensors", "pil_images", "plain_leaves", "tensors"]
+__all__ = ["CASE_SECONDS", "GRAD_KINDS", "HISTORY_DEVICE", "HISTORY_ENTRY_KINDS", "Pair", "accuracy_values",
+           "attribute_vectors", "batch_sizes", "examples", "histories", "history_entry", "history_entry_kinds",
+           "image_sizes", "loss_values", "make_history", "nested", "nested_tensors", "pil_images", "plain_leaves",
+           "tensors"]
+
+# --- How many examples a property check draws ---------------------------------
+#
+# Every property check gets the profile's number of examples (conftest.py: 20 in the kata's profile,
+# 200 in HYPOTHESIS_PROFILE=explore) while one of its cases costs at most CASE_SECONDS on the reference
+# (measured on 2 cores); a costlier check gets fewer, so that it spends about what the cheap ones spend,
+# and never fewer than 3 besides its explicit examples. So the cheap checks keep their breadth and the
+# costly ones (a redraw of the learner's figure per epoch) do not make the wait.
+
+CASE_SECONDS = 0.02
+
+
+def examples(case_seconds: float) -> int:
+    """``max_examples`` for a property check one of whose cases costs about ``case_seconds``."""
+    n = settings.default.max_examples
+    return max(3, min(n, round(n * CASE_SECONDS / case_seconds)))
+
 
 # The book's pipeline needs images at least 178 pixels on each side
 # (RandomCrop/CenterCrop to 178x178); CelebA's aligned faces are 178x218.

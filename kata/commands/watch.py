@@ -48,7 +48,7 @@ from kata.harness.tracebacks import display
 from kata.i18n import N_, _, say
 from kata.project import locate
 
-__all__ = ["HELP", "Checker", "Keys", "Round", "add_parser", "render", "run", "saves"]
+__all__ = ["HELP", "Checker", "Keys", "Round", "add_parser", "render", "run", "saves", "serve_round"]
 
 HELP = N_("recheck the next exercise each time you save a file")
 CLEAR = "\x1b[2J\x1b[3J\x1b[H"
@@ -108,13 +108,33 @@ def _kill(proc: subprocess.Popen) -> None:
     proc.communicate()
 
 
-# A round's process imports the slow libraries first, then waits for its pytest arguments:
-# the watcher starts the next round's process as soon as a round ends, so a save is
-# checked without waiting for torch to import.
-_ROUND = ("import json, sys\n"
-          "import torch, torchvision, matplotlib, hypothesis, pytest\n"
-          "args = json.loads(sys.stdin.readline() or 'null')\n"
-          "sys.exit(0 if args is None else pytest.main(args))\n")
+# A round's process (serve_round) is started as soon as the round before it ends, so a save
+# is checked without waiting for torch to import or the checks to be collected.
+_ROUND = "from kata.commands.watch import serve_round; serve_round()"
+
+
+def serve_round() -> None:
+    """A round's process: first what every round needs and no learner's code (torch and the other
+    libraries, the checks imported and collected, their asserts rewritten, as the grader's servers
+    do it: kata/grading/server.py), then the round's pytest arguments, read from stdin, run.
+
+    The collection runs without the kata's plugin: no target and no accelerator yet (the simulated
+    one is installed by the round's own run, before its first backward pass). What it leaves is
+    frozen for the collector (kata/harness/collector.py): the round's run need not walk it."""
+    import contextlib
+    import gc
+    import io
+
+    import pytest
+
+    project = locate()
+    checks = [str(project.checks_of(name)) for name in curriculum.names() if project.checks_of(name).is_file()]
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+        pytest.main([*checks, "--collect-only", "-qq", "-p", "no:kata", "-p", "no:cacheprovider", "-o", "addopts="])
+    gc.collect()
+    gc.freeze()
+    args = json.loads(sys.stdin.readline() or "null")
+    sys.exit(0 if args is None else pytest.main(args))
 
 
 class Checker:

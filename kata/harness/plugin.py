@@ -25,6 +25,7 @@ the kata's checks.
 
 from __future__ import annotations
 
+import contextlib
 import types
 from pathlib import Path
 
@@ -32,7 +33,7 @@ import pytest
 
 from kata import curriculum
 from kata.harness import accelerator as _accelerator
-from kata.harness import failures, outcomes, settings
+from kata.harness import collector, failures, outcomes, settings
 from kata.harness.grouping import Recorder
 from kata.harness.scoreboard import Scoreboard
 from kata.harness.target import Target, find_target
@@ -91,6 +92,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser, args) -> None:
     """Find the target among the positional arguments, before conftests load."""
+    collector.pause(early_config)   # until the checks are collected (kata/harness/collector.py)
     ns = early_config.known_args_namespace
     given = _given_target(early_config)
     if given is not None:
@@ -171,6 +173,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "audit(*facets, observed=''): " + _(
         "what of the audit (kata/audit) a check's verdict implies, and what only the running process sees "
         "(kata grade)"))
+    # The last of the run's clean-ups (they run last in, first out): after pytest's own collections at the end.
+    config.add_cleanup(lambda: collector.thaw(config))
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
     if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
@@ -301,6 +305,22 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             "these checks never touch the target, so they could pass on a stub: " + ", ".join(unbound))
 
 
+def _checks_run(session: pytest.Session) -> bool:
+    """Whether this run checks a target or collected the kata's checks (not an unrelated run)."""
+    return run_target(session.config) is not None or any(curriculum.exercise_of(item.path) for item in session.items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    if _checks_run(session):
+        collector.freeze_collected(session.config)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if _checks_run(session):
+        collector.freeze_at_exit()
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """A Hypothesis check without shrinking in a learner's run and on the stubs (kata/harness/settings.py)."""
@@ -322,23 +342,43 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     """A kata check's report: in a run with a target, the properties the outcome model reads
     (kata/harness/outcomes.py); for a failure, its message (kata/harness/failures.py), in place of
     pytest's traceback where that says more."""
-    report = yield
     exercise = curriculum.exercise_of(item.path)
     if exercise is None:
-        return report
+        return (yield)
     learner = run_target(item.config) is not None
     target = _target_of(item)
-    failure = None
-    if report.failed and call.excinfo is not None and target is not None:
+    failure = replaced = None
+    if call.excinfo is not None and target is not None and not isinstance(call.excinfo.value, pytest.skip.Exception):
         timeout = item.config.getoption("timeout", None) or settings.CHECK_TIMEOUT
         failure = failures.describe(call.excinfo, target, timeout)
         mine = failure.todo or failure.kind in ("TargetError", "Timeout")   # never a traceback worth reading
         if mine or (learner and not (failure.traceback and _tracebacks_asked(item.config))):
-            report.longrepr = failure.message
+            replaced = failure.message
+    with _no_traceback_made(item, replaced):
+        report = yield
+    if failure is not None and report.failed:
+        if replaced is not None:
+            report.longrepr = replaced
         report.kata_todo = failure.todo   # read by kata/grading/plugin.py until it reads the properties
     if learner:
-        report.user_properties += outcomes.properties(exercise.name, *_decided(report, exercise.name, failure))
+        report.user_properties += outcomes.properties(exercise.name, *_decided(report, exercise.name,
+                                                                               failure if report.failed else None))
     return report
+
+
+@contextlib.contextmanager
+def _no_traceback_made(item: pytest.Item, message: str | None):
+    """While pytest makes the report of a failure whose message replaces its traceback, the item gives that
+    message as its failure's representation: pytest's own (every frame's source read and parsed) is never
+    shown, and cost a stub's run of the devices checks 0.7 s."""
+    if message is None:
+        yield
+        return
+    item.repr_failure = item._repr_failure_py = lambda *args, **kwargs: message
+    try:
+        yield
+    finally:
+        del item.repr_failure, item._repr_failure_py
 
 
 def _tracebacks_asked(config: pytest.Config) -> bool:
