@@ -12,7 +12,10 @@ exercise is done it keeps watching: the next save rechecks what was saved.
 Each round runs ``pytest --target FOLDER tests/test_NAME.py --report-log FILE``
 in a process of its own (a new import of the learner's code every time), with a
 time limit per check and per round: a syntax error, a crash or an endless loop
-in the learner's code ends that round with a message, never the watcher. The
+in the learner's code ends that round with a message, never the watcher. Each
+round's process is started as the round before it ends, and has imported torch
+and collected the checks by the time a file is saved (:func:`serve_round`), so a
+save costs the checks' own time and little more. The
 round's report log (pytest-reportlog's, kept when a round is stopped early) is
 what the screen is made from, with the outcome model that every other view of
 a run uses (kata/harness/outcomes.py): the blocks and the row are those of

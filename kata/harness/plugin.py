@@ -40,12 +40,18 @@ from kata.harness.target import Target, find_target
 from kata.i18n import N_, _, say
 from kata.project import locate
 
-__all__ = ["STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_target"]
+__all__ = ["STRIKES", "STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_target"]
 
 _TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None = self-check
 _EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
 _SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a self-check
 _WORKED_ON = pytest.StashKey[list]()              # exercises whose module in exercises/ is no longer a stub
+
+# Checks of one exercise past their time limit before the rest of it is failed at once: an endless loop costs
+# its exercise two time limits (a minute in a learner's run), not one per check.
+STRIKES = 2
+STRUCK = N_("not run: {n} checks of this exercise ran out of time (an endless loop?)")
+_TIMEOUTS = pytest.StashKey[dict]()             # {exercise: checks of it that ran out of time}
 
 STUB_MUST_FAIL = N_(
     "an untouched stub in exercises/ must fail every check (plain `pytest` is the project's "
@@ -321,6 +327,16 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         collector.freeze_at_exit()
 
 
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    """In a run with a target, the rest of an exercise whose checks ran out of time STRIKES times fails at once."""
+    exercise = curriculum.exercise_of(item.path)
+    if exercise is None or run_target(item.config) is None:
+        return
+    struck = item.config.stash.get(_TIMEOUTS, {}).get(exercise.name, 0)
+    if struck >= STRIKES:
+        pytest.fail(say(STRUCK, n=struck), pytrace=False)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """A Hypothesis check without shrinking in a learner's run and on the stubs (kata/harness/settings.py)."""
@@ -360,6 +376,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         if replaced is not None:
             report.longrepr = replaced
         report.kata_todo = failure.todo   # read by kata/grading/plugin.py until it reads the properties
+        if failure.kind == "Timeout" and learner:
+            timeouts = item.config.stash.setdefault(_TIMEOUTS, {})
+            timeouts[exercise.name] = timeouts.get(exercise.name, 0) + 1
     if learner:
         report.user_properties += outcomes.properties(exercise.name, *_decided(report, exercise.name,
                                                                                failure if report.failed else None))

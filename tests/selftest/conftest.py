@@ -121,3 +121,31 @@ def disagreeing_facets(audit_context, audit_reference):
         return {f: v for f, v in judge(exercise, records, audit_reference[exercise]).items() if v is not None}
 
     return disagreeing
+
+
+@pytest.fixture(scope="session")
+def class_run(request, tmp_path_factory):
+    """One `kata grade` of test_grade.py's class and, under --slow, of test_grade_attacks.py's hostile hand-ins
+    beside it: (out folder, grades.csv rows by name, summary.json, the attacks' Host or None). One run, not two:
+    the grader's servers and the reference's records are made once (about 16 s on 2 cores)."""
+    import time
+
+    from test_grade import class_hand_ins, kata, read
+    from test_grade_samples import write
+
+    root = tmp_path_factory.mktemp("class")
+    out, paths, host, limit = root / "out", class_hand_ins(root), None, 20
+    if request.config.getoption("kata_slow"):
+        from test_grade_attacks import TEST_TIMEOUT, Host, attack_hand_ins
+
+        host, limit = Host(root), TEST_TIMEOUT
+        paths += [str(write(root / "attacks" / name, found)) for name, found in attack_hand_ins(host, out).items()]
+    try:
+        assert kata("grade", *paths, "--out", out, "--jobs", "2", "--test-timeout", str(limit), "--timeout", "240",
+                    "--quiet") == 0
+        if host is not None:
+            time.sleep(6)   # what a detached writer would have done by now
+        yield (out, *read(out), host)
+    finally:
+        if host is not None:
+            host.close()

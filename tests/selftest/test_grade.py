@@ -1,6 +1,7 @@
 """`kata grade`: a class graded in bulk, each point resting on the audit as well as the check.
 
-One `kata grade` run (the module fixture `graded`) grades a small class with --jobs 2: a copy
+One `kata grade` run (the session fixture `class_run`, tests/selftest/conftest.py, which grades the
+attack battery's hand-ins beside these under --slow) grades a small class with --jobs 2: a copy
 of the solutions, two independent correct implementations, honest code in unusual styles,
 known-wrong code in a zip, a submission broken differently in each module (with a conftest.py,
 pytest.ini and sitecustomize.py that would pass everything if they were run), an empty folder,
@@ -63,11 +64,9 @@ def read(out: Path) -> tuple[dict, dict]:
     return rows, json.loads((out / "summary.json").read_text())
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    """Grade the class once: (out folder, grades.csv rows by name, summary.json)."""
-    root = tmp_path_factory.mktemp("class")
-    subs, out = root / "submissions", root / "out"
+def class_hand_ins(root: Path) -> list[str]:
+    """The class, written under ``root``: the hand-ins' paths, in the order they are graded."""
+    subs = root / "submissions"
     project = locate()
     write(subs / "good", sources("solutions"))
     write(subs / "styled", dict(INDEPENDENT))
@@ -99,10 +98,14 @@ def graded(tmp_path_factory):
     elsewhere = write(root / "elsewhere", {"model": sources()["model"]})   # a reference file, outside the hand-in
     os.link(elsewhere / "model.py", write(subs / "hardlink", {"devices": sources("stubs")["devices"]}) / "model.py")
     write(root / "again" / "good", {"devices": sources("stubs")["devices"]})
-    paths = sorted(str(p) for p in subs.iterdir()) + [str(root / "again" / "good")]
-    assert kata("grade", *paths, "--out", out, "--jobs", "2", "--test-timeout", "20", "--timeout", "240",
-                "--quiet") == 0
-    return (out, *read(out))
+    return sorted(str(p) for p in subs.iterdir()) + [str(root / "again" / "good")]
+
+
+@pytest.fixture(scope="module")
+def graded(class_run):
+    """The class, graded once (tests/selftest/conftest.py): (out folder, grades.csv rows by name, summary.json)."""
+    out, rows, summary, _host = class_run
+    return out, rows, summary
 
 
 # --- the class run --------------------------------------------------------------------------

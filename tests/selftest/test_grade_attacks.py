@@ -25,7 +25,6 @@ import shutil
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -116,11 +115,9 @@ SANDBOX_HOMES = {"read-secrets": "devices", "host-socket": "data", "many-process
                  "detached-writer": "plotting"}
 
 
-@pytest.fixture(scope="module")
-def attacked(tmp_path_factory):
-    root = tmp_path_factory.mktemp("attacks")
-    host = Host(root)
-    values = host.values(root / "out")
+def attack_hand_ins(host: Host, out: Path) -> dict[str, dict]:
+    """The hostile hand-ins, graded into ``out`` beside test_grade.py's class (tests/selftest/conftest.py)."""
+    values = host.values(out)
     solution = sources()
     subs = {"independent": dict(INDEPENDENT), "wrong-lr": only(training=wrong_learning_rate())}
     for kind in FORGING + ANSWERS:
@@ -134,12 +131,14 @@ def attacked(tmp_path_factory):
         "import torch as _torch\n_step = _torch.optim.Adam.step\n"
         "def _book_lr(self, *a, **k):\n    for group in self.param_groups:\n        group['lr'] = 0.001\n"
         "    return _step(self, *a, **k)\n_torch.optim.Adam.step = _book_lr\n") + wrong_learning_rate())
-    try:
-        result = run(root, subs)
-        time.sleep(6)   # what a detached writer would have done by now
-        yield (*result, host)
-    finally:
-        host.close()
+    return subs
+
+
+@pytest.fixture(scope="module")
+def attacked(class_run):
+    """(out folder, grades.csv rows, summary.json, the Host they attacked), graded with the class."""
+    assert class_run[3] is not None, "the attacks are graded with the class under --slow"
+    return class_run
 
 
 def test_correct_code_still_scores_full(attacked):
@@ -336,7 +335,8 @@ HANGS_ONCE = ("def build_model() -> nn.Sequential:\n",
 def test_an_exit_a_hung_check_and_an_endless_import_cost_only_their_exercises(tmp_path):
     crashy = sources(devices="import os\nos._exit(0)\n" + sources()["devices"], model=mutated("model", HANGS_ONCE),
                      training="while True:\n    pass\n" + sources()["training"])
-    out, rows, summary = run(tmp_path, {"crashy": crashy})
+    # A check's limit well above what a check takes on a loaded machine: the hung one costs that much.
+    out, rows, summary = run(tmp_path, {"crashy": crashy}, "--test-timeout", "8")
     got = summary["submissions"]["crashy"]["exercises"]
     model = got.pop("model")
     assert 0 < model < POINTS["model"], f"model: {model} of {POINTS['model']}, where one check of 8 hung"
@@ -348,10 +348,10 @@ def test_an_exit_a_hung_check_and_an_endless_import_cost_only_their_exercises(tm
 
 def test_a_timed_out_submission_keeps_what_ran_and_says_what_did_not(tmp_path):
     header = "def train_epoch(model, dl, loss_fn, optimizer, device):\n"
-    slow = sources(sync=mutated("sync", (header, header + "    __import__('time').sleep(9)\n")))
+    slow = sources(sync=mutated("sync", (header, header + "    __import__('time').sleep(4)\n")))
     out = tmp_path / "out"
     write(tmp_path / "slow", slow)
-    assert kata("grade", tmp_path / "slow", "--out", out, "--timeout", "60", "--test-timeout", "60", "--jobs", "1",
+    assert kata("grade", tmp_path / "slow", "--out", out, "--timeout", "30", "--test-timeout", "30", "--jobs", "1",
                 "--quiet") == 0
     with open(out / "grades.csv", newline="") as f:
         row = next(csv.DictReader(f))

@@ -118,3 +118,22 @@ def test_one_mistake_is_one_block(pytester, tmp_path, exercise, edit, cause):
         blocks = outcomes.summarize(outcomes.records(f)).blocks
     assert len(blocks) == 1, f"{len(blocks)} blocks for one mistake: " + "; ".join(
         b.message.splitlines()[0][:100] for b in blocks)
+
+
+def test_an_endless_loop_costs_its_exercise_two_time_limits_not_one_per_check(pytester, tmp_path):
+    """Each of sync's checks trains an epoch; with train_epoch looping forever, two reach their time limit and
+    the rest of the exercise fails at once, saying why (kata/harness/plugin.py, STRIKES), as in the grader."""
+    from kata.harness.plugin import STRIKES
+
+    folder = write_mutant(tmp_path / "mine", "sync", ("def train_epoch(model, dl, loss_fn, optimizer, device):\n",
+                                                       "def train_epoch(model, dl, loss_fn, optimizer, device):\n"
+                                                       "    while True:\n        pass\n"))
+    log = tmp_path / "report.jsonl"
+    pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of("sync")), "-p", "no:cacheprovider",
+                                 "--timeout", "1", f"--report-log={log}")
+    with open(log) as f:
+        records = [r for r in outcomes.records(f) if r.exercise == "sync"]
+    timed_out = [r for r in records if "did not finish within 1 s" in (r.message or "")]
+    not_run = [r for r in records if (r.message or "").startswith(f"not run: {STRIKES} checks of this exercise")]
+    assert len(timed_out) == STRIKES, [r.message for r in records]
+    assert len(not_run) == len(records) - STRIKES > 0, [r.message for r in records]
