@@ -89,18 +89,18 @@ def ratio(value: float, base: float) -> float:
 # --- the pytest runs ----------------------------------------------------------------------------
 
 
-def runs_named() -> list[str]:
-    """The pytest runs measured, as a learner types them."""
-    return [*(f"{folder}/{ex.name}.py" for ex in curriculum.exercises() for folder in ("exercises", "solutions")),
-            "solutions"]
+def runs_named(names: list[str] | None = None) -> list[str]:
+    """The pytest runs measured (of the exercises ``names``, default all), as a learner types them."""
+    return [*(f"{folder}/{ex.name}.py" for ex in curriculum.exercises() if names is None or ex.name in names
+              for folder in ("exercises", "solutions")), "solutions"]
 
 
-def runs(stubs: Path, repeat: int, logs: Path, warmup: bool = True) -> dict:
+def runs(stubs: Path, repeat: int, logs: Path, warmup: bool = True, names: list[str] | None = None) -> dict:
     """Medians of the floor, each exercise's run on its stub and solution, and pytest solutions, in wall
     and CPU seconds; the floor is measured between the others, so a machine that slows down moves both.
     Each run keeps its report log in ``logs`` (the checks' own time, the slowest checks)."""
     commands = {}
-    for ex in curriculum.exercises():
+    for ex in (ex for ex in curriculum.exercises() if names is None or ex.name in names):
         # A stub fails its checks (pytest's exit code 1); the solution passes them.
         commands[f"exercises/{ex.name}.py"] = (pytest(f"exercises/{ex.name}.py",
                                                       f"--report-log={logs}/{ex.name}.stub.jsonl"), stubs.parent, (1,))
@@ -144,7 +144,7 @@ def slowest(log: Path, count: int = 10) -> list[tuple[float, str]]:
 def checks_time(logs: Path) -> dict:
     """{exercise: {"stub": s, "solution": s}}: the checks' own seconds in one exercise's run."""
     return {ex.name: {kind: sum(durations(logs / f"{ex.name}.{kind}.jsonl").values()) for kind in ("stub", "solution")}
-            for ex in curriculum.exercises()}
+            for ex in curriculum.exercises() if (logs / f"{ex.name}.stub.jsonl").is_file()}
 
 
 # --- kata watch ---------------------------------------------------------------------------------
@@ -306,7 +306,7 @@ def report(figures: dict) -> tuple[list[str], list[str]]:
 
     row("import floor (torch, torchvision, pyplot)", None, None)
     limit = TARGETS["exercise"][0]
-    for ex in curriculum.exercises():
+    for ex in (ex for ex in curriculum.exercises() if f"solutions/{ex.name}.py" in runs_):
         row(f"pytest exercises/{ex.name}.py (the stub)", f"exercises/{ex.name}.py", limit)
         row(f"pytest solutions/{ex.name}.py", f"solutions/{ex.name}.py", limit)
     row("pytest solutions", "solutions", TARGETS["solutions"][0])
@@ -351,6 +351,8 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3, help="runs of each pytest command (the median is kept)")
     parser.add_argument("--no-warmup", action="store_true",
                         help="no untimed first run of each command (its bytecode caches are written already)")
+    parser.add_argument("--runs", metavar="NAMES", default=",".join(curriculum.names()),
+                        help="the exercises whose runs are timed (default: all), comma-separated")
     parser.add_argument("--watch", metavar="NAMES", default=",".join(curriculum.names()),
                         help="the exercises whose saves kata watch is timed on (default: all), comma-separated")
     parser.add_argument("--no-watch", action="store_true", help="leave kata watch out")
@@ -372,7 +374,10 @@ def main() -> int:
             sys.exit(f"no pristine stub found for {', '.join(missing)} (no git history, no .kata/pristine)")
         logs = folder / "logs"
         logs.mkdir()
-        figures.update(runs(stubs, args.repeat, logs, warmup=not args.no_warmup))
+        measured = [name for name in args.runs.split(",") if name]
+        if set(measured) - set(curriculum.names()):
+            sys.exit(f"--runs {args.runs}: the exercises are {', '.join(curriculum.names())}")
+        figures.update(runs(stubs, args.repeat, logs, warmup=not args.no_warmup, names=measured))
         figures["slowest"] = slowest(logs / "solutions.jsonl")
         figures["checks"] = checks_time(logs)
         if not args.no_watch:

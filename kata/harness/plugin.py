@@ -48,7 +48,7 @@ _SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a 
 _WORKED_ON = pytest.StashKey[list]()              # exercises whose module in exercises/ is no longer a stub
 
 # Checks of one exercise past their time limit before the rest of it is failed at once: an endless loop costs
-# its exercise two time limits (a minute in a learner's run), not one per check.
+# its exercise two time limits (two minutes in `pytest exercises`, one in kata watch), not one per check.
 STRIKES = 2
 STRUCK = N_("not run: {n} checks of this exercise ran out of time (an endless loop?)")
 _TIMEOUTS = pytest.StashKey[dict]()             # {exercise: checks of it that ran out of time}
