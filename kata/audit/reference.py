@@ -47,22 +47,18 @@ class Reference:
 
     def make(self) -> None:
         """The reference's records (the simulated accelerator, where this torch supports it, is theirs)."""
-        import gc
-
         from kata import sim
+        from kata.harness import collector
         from kata.harness.target import Target
 
-        collecting = gc.isenabled()
-        gc.disable()   # torch's import and the records make little garbage, and each collection walks all of torch
-        try:
+        # torch's import and the records make little garbage, and each collection would walk all of torch;
+        # this process goes on grading, so nothing is frozen
+        with collector.preloading(freeze=False):
             ok, _ = sim.support()
             context = audit.Context(self.seed, self._tmp, self.data, sim.install() if ok else None, reference=True)
             target = Target(self._project.solutions)
             for exercise in curriculum.names():
                 self.records[exercise] = dict(audit.run_records(exercise, target.load(exercise), context))
-        finally:
-            if collecting:
-                gc.enable()
 
     def failures(self) -> list[str]:
         """Records the reference could not make here (their facets are then unavailable)."""

@@ -125,19 +125,16 @@ def serve_round() -> None:
     one is installed by the round's own run, before its first backward pass). What it leaves is
     frozen for the collector (kata/harness/collector.py): the round's run need not walk it."""
     import contextlib
-    import gc
     import io
 
     import pytest
 
+    from kata.harness import collector
+
     project = locate()
     checks = [str(project.checks_of(name)) for name in curriculum.names() if project.checks_of(name).is_file()]
-    gc.disable()
-    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    with collector.preloading(), contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
         pytest.main([*checks, "--collect-only", "-qq", "-p", "no:kata", "-p", "no:cacheprovider", "-o", "addopts="])
-    gc.collect()
-    gc.freeze()
-    gc.enable()
     args = json.loads(sys.stdin.readline() or "null")
     sys.exit(0 if args is None else pytest.main(args))
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import functools
-import gc
 import importlib
 import json
 import os
@@ -30,7 +29,7 @@ import sys
 import time
 from pathlib import Path
 
-from kata.harness import forked
+from kata.harness import collector, forked
 from kata.i18n import say
 
 __all__ = ["main"]
@@ -267,11 +266,8 @@ def main(argv: list[str]) -> None:
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
-    gc.disable()   # nothing imported and collected here is garbage: no collection walks it (kata/harness/collector.py)
-    _preload(role, argv[1:])
-    gc.collect()
-    gc.freeze()   # what is here now is never collected again: a child's collections skip it (and its pages)
-    gc.enable()
+    with collector.preloading():   # never collected again: a child's collections skip it (and its pages)
+        _preload(role, argv[1:])
     os.write(control_out, (json.dumps({"ready": os.getpid(), "role": role}) + "\n").encode())
     while not select.select([control_in], [], [], 1.0)[0] or _serve(role, control_in, control_out):
         pass

@@ -20,45 +20,52 @@ interpreter's last collection at exit another 0.9 to 1.1 s. So:
 - :func:`freeze_at_exit`: registered at the end of a run, it is the first exit
   function to run; the interpreter's last collection then skips what the run
   made.
+- :func:`preloading`: the same for a process that imports first and works
+  after (a grading server, kata watch's next round, the grader's reference
+  records): no collection while it imports, then, for a process that forks or
+  runs its one job next, what it holds frozen for good.
+
+It imports no pytest (a grading server of the audit's records never does).
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import gc
+import weakref
+from collections.abc import Iterator
 
-import pytest
+__all__ = ["freeze_at_exit", "freeze_collected", "pause", "preloading", "thaw"]
 
-__all__ = ["freeze_at_exit", "freeze_collected", "pause", "thaw"]
-
-_PAUSED = pytest.StashKey[bool]()   # this run disabled the collector, and enables it again
-_FROZE = pytest.StashKey[bool]()    # this run froze what it had collected, and thaws it
-_at_exit = False                    # freeze_at_exit registered in this process
+# What each run did to the collector, to undo it: "paused" (disabled it), "froze" (froze what it had collected).
+_done: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_at_exit = False   # freeze_at_exit registered in this process
 
 
-def pause(config: pytest.Config) -> None:
+def pause(config) -> None:
     if gc.isenabled() and gc.get_freeze_count() == 0:
         gc.disable()
-        config.stash[_PAUSED] = True
+        _done.setdefault(config, set()).add("paused")
 
 
-def _resume(config: pytest.Config) -> None:
-    if config.stash.get(_PAUSED, False):
-        config.stash[_PAUSED] = False
+def _resume(config) -> None:
+    if "paused" in _done.get(config, ()):
+        _done[config].discard("paused")
         gc.enable()
 
 
-def freeze_collected(config: pytest.Config) -> None:
-    if config.stash.get(_PAUSED, False) or (gc.isenabled() and gc.get_freeze_count() == 0):
+def freeze_collected(config) -> None:
+    if "paused" in _done.get(config, ()) or (gc.isenabled() and gc.get_freeze_count() == 0):
         gc.freeze()
-        config.stash[_FROZE] = True
+        _done.setdefault(config, set()).add("froze")
     _resume(config)
 
 
-def thaw(config: pytest.Config) -> None:
+def thaw(config) -> None:
     _resume(config)   # a run that ended before its checks were collected
-    if config.stash.get(_FROZE, False):
-        config.stash[_FROZE] = False
+    if "froze" in _done.get(config, ()):
+        _done[config].discard("froze")
         gc.unfreeze()
 
 
@@ -67,3 +74,19 @@ def freeze_at_exit() -> None:
     if not _at_exit:
         _at_exit = True
         atexit.register(gc.freeze)
+
+
+@contextlib.contextmanager
+def preloading(freeze: bool = True) -> Iterator[None]:
+    """No collection inside the block; with ``freeze``, its garbage collected once at its end and what the
+    process then holds frozen for good (for a process whose imports are done: it forks, or runs one job)."""
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if freeze:
+            gc.collect()
+            gc.freeze()
+        if collecting:
+            gc.enable()
