@@ -361,7 +361,7 @@ def run(args) -> int:
                     checked, banner = current, ""
                     if rnd.done:
                         standings = progress.read(folder)   # the round recorded itself; a read-only folder did not
-                        standings[current.name] = progress.Standing(rnd.table_row.passed, rnd.table_row.counted)
+                        standings[current.name] = progress.Standing.of(rnd.table_row)
                         following = first_unfinished(standings)
                         if following is not None:
                             banner = say("{done} is done: on to {next}.", done=current.label,

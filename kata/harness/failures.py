@@ -9,7 +9,10 @@ pytest's traceback:
 - a module that is missing, does not import or lacks a name: the target's
   one line (:class:`~kata.harness.target.TargetError`);
 - a check past its time limit: that, and where the learner's code was;
-- a stub's ``NotImplementedError``: which function is not written yet;
+- a stub's ``NotImplementedError``: which function is not written yet; a
+  name the check read still at its stub's value (``SMILING = None``,
+  :class:`~kata.harness.target.NotSetYet`): which name is not set yet. Both
+  are a stub (``todo``), whatever else of the exercise is written;
 - a check's own assertion: its message, without pytest's rewriting of the
   ``assert`` expression and without Hypothesis's notes (the falsifying
   example names the check's internals; the messages describe the input);
@@ -31,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from kata.harness.outcomes import clean
-from kata.harness.target import Target, TargetError
+from kata.harness.target import NotSetYet, Target, TargetError
 from kata.harness.tracebacks import Place, display, unwritten
 from kata.i18n import say
 
@@ -66,6 +69,8 @@ def describe(excinfo: pytest.ExceptionInfo, target: Target, timeout: float) -> F
     kind = type(exc).__name__
     if isinstance(exc, TargetError):
         return Failure(clean(str(exc)), kind)
+    if isinstance(exc, NotSetYet):
+        return Failure(clean(str(exc)), kind, todo=True)
     place = target.place_of(exc)
     if isinstance(exc, pytest.fail.Exception) and str(exc).startswith("Timeout"):
         if place:

@@ -14,7 +14,8 @@ setup, call, teardown) ``report.user_properties`` entries, which pytest-reportlo
 - ``("kata_exercise", NAME)``: on every report of a kata check;
 - ``("kata_outcome", "passed" | "failed" | "todo" | "skipped")``: on the report
   that decides the check (a failure in any phase, a skip, a passing call);
-  ``todo`` is a check that stopped at an unwritten stub;
+  ``todo`` is a check that stopped at a stub: an unwritten function or class's
+  method, or a constant left at its stub's value (kata/harness/failures.py);
 - ``("kata_cause", KEY)``: on a failure: failures with the same key have one
   cause (:func:`cause_key`);
 - ``("kata_message", TEXT)``: on a failure (what the learner reads) or a skip

@@ -14,6 +14,12 @@ one module may import another relatively: ``from .devices import to_python``.
 A module that is missing, fails to import, or lacks a name raises
 :class:`TargetError` when a check first touches it, so only the checks that
 need it fail, each with a message naming the file and the error.
+
+A name still bound to its stub's value (``SMILING = None``: :func:`unset`, the
+rule kata/pristine.py reads stubs by) raises :class:`NotSetYet` when a check
+reads it: the check stops at the stub, as it does at an unwritten function's
+``NotImplementedError``, and counts as one (kata/harness/failures.py). The
+learner's own code reading its global still gets the value.
 """
 
 from __future__ import annotations
@@ -30,13 +36,25 @@ from kata.harness.tracebacks import Place, display, place_in
 from kata.i18n import _, say
 from kata.project import ProjectError, locate
 
-__all__ = ["Target", "TargetError", "TargetModule", "find_target", "module_of", "target_of", "target_path"]
+__all__ = ["NotSetYet", "Target", "TargetError", "TargetModule", "find_target", "module_of", "target_of",
+           "target_path", "unset"]
 
 _counter = itertools.count(1)
 
 
 class TargetError(Exception):
     """A module of the target is missing, does not import, or lacks a name."""
+
+
+class NotSetYet(NotImplementedError):
+    """A check read a name the exercise asks for that is still its stub's value (``SMILING = None``):
+    a stub not written yet, like an unwritten function's ``NotImplementedError``."""
+
+
+def unset(value) -> bool:
+    """Whether ``value`` is a stub's for a name it leaves to the learner: ``None`` or ``...``
+    (as kata/pristine.py reads a stub's source)."""
+    return value is None or value is Ellipsis
 
 
 def _project_root() -> Path | None:
@@ -187,8 +205,8 @@ class TargetModule:
     ``data.py`` on first use and fails with a teaching message if it can't.
 
     Only the names the exercise must define (its ``names`` in the curriculum)
-    are looked up; :func:`module_of` gives the real module (to monkeypatch its
-    globals)."""
+    are looked up, and one still at its stub's value raises :class:`NotSetYet`;
+    :func:`module_of` gives the real module (to monkeypatch its globals)."""
 
     def __init__(self, target: Target, name: str):
         object.__setattr__(self, "_target", target)
@@ -203,11 +221,16 @@ class TargetModule:
             raise AttributeError(attr)
         module = module_of(self)
         try:
-            return getattr(module, attr)
+            value = getattr(module, attr)
         except AttributeError:
             raise TargetError(say("{file} defines no `{attr}`. Exercise '{name}' asks for it (see the docstring of "
                                   "exercises/{name}.py); check the spelling, or `kata reset {name}` for the stub.",
                                   file=self._target.display(self._name), attr=attr, name=self._name)) from None
+        if unset(value):
+            raise NotSetYet(say("{file}: `{attr}` is not set yet: see the comment above it, and "
+                                "`kata hint {name} {attr}`", file=self._target.display(self._name), attr=attr,
+                                name=self._name))
+        return value
 
     def __setattr__(self, attr, value):
         raise AttributeError("patch the real module instead: monkeypatch.setattr(module_of(handle), ...)")

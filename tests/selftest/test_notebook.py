@@ -97,6 +97,24 @@ def test_missing_functions_are_each_named(tmp_path, capsys):
     assert not result.ok
 
 
+def test_the_stubs_cells_are_not_started_and_an_unset_constant_is_at_a_stub(tmp_path, capsys):
+    # The data stub's cells as a notebook would run them: SMILING = None and functions that raise
+    # NotImplementedError. Every check stops at a stub, the row says so, and so does the record.
+    from kata import pristine
+
+    stub = pristine.stub_source("data")
+    if stub is None:
+        pytest.skip("no pristine stub of data (no .kata/pristine/ snapshot, no git history)")
+    result = kata.check("data", namespace(stub), folder=tmp_path)
+    out = capsys.readouterr().out
+    assert not result.ok and result.passed == 0 and result.failed == result.total > 0, result
+    assert {r.outcome for r in result.records} == {"todo"}, [(r.check, r.outcome) for r in result.records]
+    assert result.row.endswith("not started: every check stops at the stub") and result.row in out
+    assert "`SMILING` is not set yet" in out
+    standing = progress.read(tmp_path)["data"]
+    assert standing.todo == standing.total == result.total
+
+
 def test_an_unknown_exercise_is_a_clear_error_listing_the_names():
     with pytest.raises(UnknownExercise, match="devices, data, model, training, plotting, sync"):
         kata.check("device", {})

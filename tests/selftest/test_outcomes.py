@@ -2,7 +2,9 @@
 
 Most of these build records by hand and run in milliseconds; one reads the report
 log of a real `pytest --target FOLDER --report-log FILE` process and rebuilds
-exactly the blocks, in the order, that its terminal showed.
+exactly the blocks, in the order, that its terminal showed. A stub is a stub
+whatever stops the check: an unwritten function, an unwritten class's method, a
+constant left at its stub's value (`SMILING = None`).
 """
 
 import json
@@ -14,7 +16,8 @@ import sys
 import pytest
 
 from kata import curriculum, pristine
-from kata.harness import outcomes
+from kata.harness import failures, outcomes
+from kata.harness.target import NotSetYet, Target, module_of
 from kata.project import locate
 
 
@@ -148,3 +151,43 @@ def test_a_real_report_log_rebuilds_the_blocks_and_rows_the_terminal_showed(tmp_
     device_of = [b for b in summary.blocks if "in device_of: AttributeError" in b.message]
     assert len(device_of) == 1 and len(device_of[0].checks) > 1, "one line of code, one error: one block"
     assert [outcomes.render_row(r) for r in summary.rows] == [line for line in lines if re.match(r"  \d\. ", line)]
+
+
+# --- a stub is a stub: an unwritten function, an unwritten class, a constant left unset ---------------------
+
+
+@pytest.mark.parametrize("source", ["SMILING = None\n", "SMILING = ...\n"], ids=["None", "Ellipsis"])
+def test_a_constant_left_at_the_stubs_value_stops_its_check_at_the_stub(tmp_path, source):
+    (tmp_path / "data.py").write_text("# The label's index, as an int.\n" + source)
+    target = Target(tmp_path)
+    with pytest.raises(NotSetYet) as excinfo:
+        target.module("data").SMILING   # noqa: B018 - reading it is what stops at the stub
+    failure = failures.describe(excinfo, target, timeout=60)
+    assert failure.todo, "an unset constant is a stub, as an unwritten function is"
+    assert failure.message == (f"{target.display('data')}: `SMILING` is not set yet: see the comment above it, "
+                               "and `kata hint data SMILING`")
+    assert module_of(target.module("data")).SMILING is (None if "None" in source else ...), \
+        "the module itself keeps the value: the learner's own code reads its global as written"
+
+
+@pytest.mark.parametrize("value", ["31", "20", "'Smiling'", "0"])
+def test_a_written_constant_is_read_as_written_even_when_wrong(tmp_path, value):
+    (tmp_path / "data.py").write_text(f"SMILING = {value}\n")
+    assert Target(tmp_path).module("data").SMILING == eval(value), "a wrong value is the check's to teach about"
+
+
+def test_a_stub_is_counted_the_same_whatever_stops_it():
+    """A constant's check, a function's and a class's method's: each at a stub, one block each, and the row says
+    the exercise is not started (the table, kata list, kata watch, kata.check and the grader all read it)."""
+    records = outcomes.records([
+        failed("tests/test_data.py::test_smiling", "exercises/data.py: `SMILING` is not set yet", "NotSetYet",
+               todo=True),
+        failed("tests/test_data.py::test_get_smile", "exercises/data.py: `get_smile` is not written yet",
+               "NotImplementedError", todo=True),
+        failed("tests/test_plotting.py::test_live", "exercises/plotting.py: `LivePlot.__init__` is not written yet",
+               "NotImplementedError", todo=True),
+    ])
+    summary = outcomes.summarize(records)
+    assert all(b.todo for b in summary.blocks) and len(summary.blocks) == 3
+    assert [r.status for r in summary.rows] == ["not started: every check stops at the stub"] * 2
+    assert all((r.failed, r.causes) == (0, 0) for r in summary.rows)

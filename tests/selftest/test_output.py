@@ -9,6 +9,11 @@ cause once, stays under 150 lines, and prints nothing a learner can't use: no
 Hypothesis reproduction advice, no pytest-benchmark or pytest-timeout settings,
 no internal class or module names. The run's report log rebuilds exactly the
 blocks and rows its terminal showed.
+
+Untouched stubs read "not started" for every exercise, in English and Korean, in
+every place that counts: the run's table, the progress file and `kata list`,
+`kata watch`'s row and the grader's outcomes. An unset constant (`SMILING =
+None`) is a stub as an unwritten function is; a written one, even wrong, is not.
 """
 
 import re
@@ -23,7 +28,7 @@ import torch
 import torchvision.transforms
 
 import kata
-from kata import curriculum
+from kata import commands, curriculum, i18n, pristine, progress
 from kata.checks.mutants import mutated, write_mutant
 from kata.commands.watch import Round, render
 from kata.harness import outcomes
@@ -137,3 +142,66 @@ def test_an_endless_loop_costs_its_exercise_two_time_limits_not_one_per_check(py
     not_run = [r for r in records if (r.message or "").startswith(f"not run: {STRIKES} checks of this exercise")]
     assert len(timed_out) == STRIKES, [r.message for r in records]
     assert len(not_run) == len(records) - STRIKES > 0, [r.message for r in records]
+
+
+NOT_STARTED = {"en": "not started: every check stops at the stub", "ko": "시작 전: 모든 검사가 스텁에서 멈춥니다"}
+
+
+def test_fresh_stubs_read_not_started_for_every_exercise_everywhere(pytester, monkeypatch, tmp_path, capsys):
+    from kata.grading import runner
+
+    folder = tmp_path / "exercises"
+    if pristine.write_stubs(folder):
+        pytest.skip("no pristine stubs (no .kata/pristine/ snapshot, no git history)")
+    monkeypatch.setenv("COLUMNS", str(outcomes.WIDTH))
+    log = tmp_path / "report.jsonl"
+    result = pytester.runpytest_inprocess(str(folder), "-p", "no:cacheprovider", f"--report-log={log}")
+    exercises = curriculum.exercises()
+    table = [line for line in result.outlines if re.match(r"  \d\. ", line)]
+    assert len(table) == len(exercises), "\n".join(result.outlines)
+    for ex, line in zip(exercises, table):
+        assert re.fullmatch(rf"  {ex.number}\. {ex.name} +0/\d+ +passed +{NOT_STARTED['en']}", line), table
+
+    records = outcomes.records(log.read_text().splitlines())
+    assert records and {r.outcome for r in records} == {"todo"}, sorted({(r.check, r.outcome) for r in records
+                                                                          if r.outcome != "todo"})
+    summary = outcomes.summarize(records)
+    assert [outcomes.render_row(r) for r in summary.rows] == table, "the report log rebuilds the table"
+    standings = progress.read(folder)
+    assert all(standings[ex.name].todo == standings[ex.name].total > 0 for ex in exercises), standings
+    capsys.readouterr()   # the run's own output
+    assert commands.main(["list", "--target", str(folder)]) == 0
+    listed = capsys.readouterr().out
+    assert listed.count(NOT_STARTED["en"]) == len(exercises) and "failing" not in listed, listed
+    for ex in exercises:
+        screen = render(Round(ex, [r for r in records if r.exercise == ex.name], seconds=1.0), folder)
+        assert outcomes.render_row(summary.row(ex.name)) in screen, "kata watch shows the row the table shows"
+    graded, finished = runner.outcomes(log.read_text())
+    assert finished and len(graded) == len(records) and all(r["todo"] for r in graded.values()), \
+        "the grader reads every check of the stubs as at a stub"
+
+    monkeypatch.setenv("KATA_LANG", "ko")
+    monkeypatch.setattr(i18n, "_chosen", None)
+    assert all(r.status == NOT_STARTED["ko"] for r in summary.rows), [r.status for r in summary.rows]
+    assert commands.main(["list", "--target", str(folder)]) == 0
+    assert capsys.readouterr().out.count(NOT_STARTED["ko"]) == len(exercises)
+
+
+@pytest.mark.parametrize("value, outcome, lesson", [
+    ("20", "failed", "the label is the wrong attribute"),
+    ('"Smiling"', "failed", "the label is the wrong attribute"),
+    ("None", "todo", "`SMILING` is not set yet: see the comment above it, and `kata hint data SMILING`"),
+], ids=["a wrong index", "the name", "left unset"])
+def test_a_written_constant_fails_with_its_lesson_and_one_left_unset_stops_at_the_stub(pytester, tmp_path, value,
+                                                                                        outcome, lesson):
+    folder = write_mutant(tmp_path / "mine", "data", ("SMILING = 31", f"SMILING = {value}"))
+    log = tmp_path / "report.jsonl"
+    pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of("data")), "-p", "no:cacheprovider",
+                                 f"--report-log={log}")
+    records = outcomes.records(log.read_text().splitlines())
+    smiling = next(r for r in records if r.check == "test_smiling_is_attribute_31")
+    assert (smiling.outcome, lesson in smiling.message) == (outcome, True), smiling
+    assert [r.check for r in records if r.outcome == "todo" and r is not smiling] == [], \
+        "the rest of the exercise is written: only the constant's own check can be at a stub"
+    row = outcomes.summarize(records).row("data")
+    assert (row.todo, row.failed > 0) == ((1, True) if outcome == "todo" else (0, True)), row.status
