@@ -211,7 +211,7 @@ def run(args) -> int:
         print(say("wrote {markdown} and {json}", markdown=display(md_path), json=display(json_path)))
     if not m.cuda:
         print(_("No CUDA here: the CUDA path stands on the simulator and the table's sources only. On a machine "
-                "with CUDA, `kata doctor --full` is the GPU report (README: The conformance table and kata doctor)."))
+                "with CUDA, `kata doctor --full` is the GPU report (docs/gpu.md)."))
     scratch.cleanup()
     return 1 if failed else 0
 

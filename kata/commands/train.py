@@ -175,7 +175,7 @@ def data_root(settings: Settings, quiet: bool = False) -> tuple[Path, bool]:
         if not (root / "celeba").is_dir():
             raise KataUserError(say(
                 "--root {root}: there is no celeba/ folder in it. Put real CelebA under {root}/celeba/ "
-                "(see the README), or leave out --root to use a synthetic set", root=root))
+                "(see docs/data.md), or leave out --root to use a synthetic set", root=root))
         return root, False
     from kata.data.layout import default_root
     from kata.data.synth import generate
