@@ -47,11 +47,12 @@ import re
 
 import torch
 
-__all__ = ["CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR", "DISABLED_TORCH_FUNCTION",
-           "EQUAL_ERROR", "INDEX_DEVICE_ERROR", "INTERNALS", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR",
+__all__ = ["ADDCMUL_SCALAR_ERRORS", "CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR",
+           "DISABLED_TORCH_FUNCTION", "EQUAL_ERROR", "INDEX_DEVICE_ERROR", "INTERNALS", "KERNEL_DEVICE_ERROR",
+           "MASK_DEVICE_ERROR", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR", "TOO_MANY_SCALARS_ERROR",
            "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "is_late_backend_error",
            "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
-           "tensor_repr", "version_support", "written_arguments"]
+           "tensor_inputs", "tensor_repr", "version_support", "written_arguments"]
 
 # major.minor: (status, what was checked and how the version differs). "verified": the
 # self-tests pass on it; any other version is refused unless KATA_SIM_UNTESTED=1.
@@ -82,11 +83,20 @@ INTERNALS: dict[str, str] = {
     "torch._tensor_str._str": "repr of a device tensor, reworded as a real device's tensor prints",
     "torch.ops.aten.add_.Tensor._schema":
         "OpOverload._schema: which arguments an op writes (an in-place op's self, an out= tensor), so that a "
-        "CPU tensor there is refused as CUDA refuses it",
+        "CPU tensor there is refused as CUDA refuses it, and how many tensors it takes (CPU scalars)",
 }
 # Not calls, but the words of a torch version, copied (errors as CUDA raises them)
 # or matched (autograd's assert when a backend comes after the first backward pass).
 MIXING_ERROR = "Expected all tensors to be on the same device, but found at least two devices, {} and {}!"
+TOO_MANY_SCALARS_ERROR = "Trying to pass too many CPU scalars to non-CPU kernel!"  # TensorIterator.cpp, compute_types
+# aten/src/ATen/native/cuda/PointwiseOpsKernel.cu (addcmul_cuda_kernel): a CPU scalar self, or tensor1
+ADDCMUL_SCALAR_ERRORS = (
+    "CPU Scalar support for self argument is not supported when calling addcmul on CUDA tensors.",
+    "CPU Scalar support for tensor1 argument is not supported when calling addcmul on CUDA tensors. However, CPU "
+    "Scalar support for tensor2 is supported, please swap your tensor1 and tensor2 terms.")
+KERNEL_DEVICE_ERROR = "argument {}: expected a CUDA device but found {}"  # aten/src/ATen/native/cuda/Loops.cuh
+MASK_DEVICE_ERROR = ("expected self and mask to be on the same device, but got mask on {} and self on {}"
+                     )  # aten/src/ATen/native/cuda/Indexing.cu, masked_fill__cuda
 NUMPY_ERROR = ("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                "memory first.")
 INDEX_DEVICE_ERROR = "indices should be either on cpu or on the same device as the indexed tensor ({})"
@@ -224,6 +234,13 @@ def written_arguments(func) -> tuple[tuple[int, ...], tuple[str, ...]]:
             else:
                 positions.append(i)
     return tuple(positions), tuple(names)
+
+
+def tensor_inputs(func) -> int:
+    """How many single-tensor arguments `func` takes, not counting keyword-only ones (``out=``):
+    2 for ``add.Tensor`` and ``add_.Tensor``, 1 for ``neg.out``, 3 for ``where.self``."""
+    return sum(not argument.kwarg_only and str(argument.type) in ("Tensor", "Tensor?")
+               for argument in func._schema.arguments)
 
 
 def is_late_backend_error(err: BaseException) -> bool:

@@ -35,6 +35,7 @@ from ._rules import (
     answer,
     from_number,
     refusal,
+    scalar_refusal,
     sync_kind,
     written,
 )
@@ -234,17 +235,20 @@ def run(func, args, kwargs):
         if not any_device:
             _refuse_host_outputs(args, kwargs, writes)
     known = {}  # id(tensor passed) -> what to return if an output is that very tensor
+    scalars = []  # the 0-d CPU tensors passed as inputs, beside device tensors
 
     def unwrap(x, in_list):
         if isinstance(x, SimTensor):
             cpu = x._cpu
             known[id(cpu)] = x
             return cpu
-        # A tensor of another device: fine for copies, as a 0-d CPU operand (a scalar,
-        # as on CUDA) or as a CPU index; else PyTorch's own error.
+        # A tensor of another device: fine for copies, as a 0-d CPU operand (a scalar, as on
+        # CUDA: scalar_refusal() says which ops take how many) or as a CPU index; else PyTorch's error.
         if not (any_device or (x.device.type == "cpu" and (
                 (x.dim() == 0 and not in_list) or (in_list and func in INDEX_OPS)))):
             raise RuntimeError(MIXING_ERROR.format(DEVICE, x.device))
+        if not (any_device or in_list):
+            scalars.append(x)
         known[id(x)] = x
         return x
 
@@ -273,6 +277,10 @@ def run(func, args, kwargs):
             cpu_kwargs["pin_memory"] = None
     else:
         cpu_kwargs = kwargs
+    if scalars:
+        err = scalar_refusal(func, args, scalars)
+        if err is not None:
+            raise err
 
     kind = sync_kind(func, args, kwargs, target) if func in WATCHED else None
     if kind is DEFER:

@@ -1,6 +1,7 @@
 """CUDA's rules for the ops that need more than "every tensor on the device": which
-errors some ops raise in their own words, which tensors an op writes into, and
-which ops make the host wait (and for what).
+errors some ops raise in their own words, which tensors an op writes into, which
+ops take 0-d CPU tensors ("CPU scalars"), how many and where, and which ops make
+the host wait (and for what).
 
 Each rule names where CUDA's behaviour is written down; the conformance table
 (``kata/conformance/table.toml``) holds the simulator to them.  These functions
@@ -14,21 +15,27 @@ import functools
 
 import torch
 
-from ._backend import NAME
+from ._backend import DEVICE, NAME
 from ._compat import (
+    ADDCMUL_SCALAR_ERRORS,
     CONV_BIAS_ERROR,
     CONV_ERROR,
     CONV_MKLDNN_ERROR,
     EQUAL_ERROR,
     INDEX_DEVICE_ERROR,
+    KERNEL_DEVICE_ERROR,
+    MASK_DEVICE_ERROR,
+    MIXING_ERROR,
     PIN_ERROR,
+    TOO_MANY_SCALARS_ERROR,
+    tensor_inputs,
     written_arguments,
 )
 from ._syncs import flush
 
-__all__ = ["ANY_DEVICE", "ASKED", "CHECKED", "COPY_FROM", "DECOMPOSED", "DEFER", "INDEX_OPS", "SCALAR_TENSOR",
-           "WATCHED", "answer", "from_number", "on_device", "refusal", "shallow_copy_compatible", "sync_kind",
-           "written"]
+__all__ = ["ANY_DEVICE", "ASKED", "CHECKED", "COPY_FROM", "DECOMPOSED", "DEFER", "FILL_BY_VALUE", "INDEX_OPS",
+           "SCALAR_TENSOR", "WATCHED", "answer", "from_number", "on_device", "refusal", "scalar_refusal",
+           "shallow_copy_compatible", "sync_kind", "written"]
 
 _aten = torch.ops.aten
 _MASKS = (torch.bool, torch.uint8)
@@ -38,7 +45,10 @@ _MASKS = (torch.bool, torch.uint8)
 _COPY = _aten.copy_.default
 COPY_FROM = (_aten._copy_from.default, _aten._copy_from_and_resize.default)
 _TO_COPY = _aten._to_copy.default
-ANY_DEVICE = {_COPY, *COPY_FROM, _TO_COPY}
+# `t.fill_(value)`, value a 0-d tensor of either device: read as a number when the devices differ
+# (aten/src/ATen/native/Fill.cpp, fill_: `fill_out(self, value.item())`), so t may be a CPU tensor.
+FILL_BY_VALUE = _aten.fill_.Tensor
+ANY_DEVICE = {_COPY, *COPY_FROM, _TO_COPY, FILL_BY_VALUE}
 # Indexing takes CPU index tensors (aten/src/ATen/native/TensorAdvancedIndexing.cpp).
 _INDEX = _aten.index.Tensor
 INDEX_OPS = {_INDEX, _aten.index_put_.default, _aten.index_put.default,
@@ -47,7 +57,9 @@ INDEX_OPS = {_INDEX, _aten.index_put_.default, _aten.index_put.default,
 _EQUAL = _aten.equal.default
 _CONVOLUTION = _aten.convolution.default
 _PIN = _aten._pin_memory.default
-CHECKED = {*INDEX_OPS, _EQUAL, _CONVOLUTION, _PIN}  # ops with errors of their own: refusal()
+_MASKED_FILL = {_aten.masked_fill_.Tensor, _aten.masked_fill.Tensor, _aten.masked_fill_.Scalar,
+                _aten.masked_fill.Scalar}
+CHECKED = {*INDEX_OPS, _EQUAL, _CONVOLUTION, _PIN, *_MASKED_FILL}  # ops with errors of their own: refusal()
 
 # Tensor.to's overloads reach the Python key only in inference mode (elsewhere autograd's level
 # decomposes them): run as their composite kernel, which aliases or calls _to_copy as CUDA's does.
@@ -67,8 +79,9 @@ _DATA_DEPENDENT = {  # the host must read the result (its size or value) before 
     _aten._local_scalar_dense.default: "item",
 }
 _REPEAT_INTERLEAVE = _aten.repeat_interleave.Tensor
-_MASKED_FILL = {_aten.masked_fill_.Tensor, _aten.masked_fill.Tensor}
-WATCHED = {_COPY, *COPY_FROM, _TO_COPY, *INDEX_OPS, *_DATA_DEPENDENT, _REPEAT_INTERLEAVE, *_MASKED_FILL}
+_MASKED_FILL_VALUE = {_aten.masked_fill_.Tensor, _aten.masked_fill.Tensor}
+WATCHED = {_COPY, *COPY_FROM, _TO_COPY, *INDEX_OPS, *_DATA_DEPENDENT, _REPEAT_INTERLEAVE, *_MASKED_FILL_VALUE,
+           FILL_BY_VALUE}
 # `x[mask] = 1.0`: Python's setitem makes the number a 0-d tensor, on the CPU for a CUDA tensor but
 # on the device for any other (torch/csrc/autograd/python_variable_indexing.cpp, THPVariable_setitem).
 SCALAR_TENSOR = _aten.scalar_tensor.default
@@ -117,6 +130,10 @@ def refusal(func, args) -> RuntimeError | None:
             EQUAL_ERROR.format(args[0].device, args[1].device))
     if func is _PIN:
         return RuntimeError(PIN_ERROR.format(args[0].type()))
+    if func in _MASKED_FILL:  # a mask of the other device, even a 0-d one (cuda/Indexing.cu, masked_fill__cuda)
+        self, mask = args[0], args[1]
+        return None if on_device(self) == on_device(mask) else RuntimeError(
+            MASK_DEVICE_ERROR.format(mask.device, self.device))
     x, weight, bias = args[0], args[1], args[2]  # convolution
     if on_device(x) != on_device(weight):
         words = CONV_ERROR if on_device(x) else CONV_MKLDNN_ERROR
@@ -174,4 +191,70 @@ def sync_kind(func, args, kwargs, target):
         return None
     if func is _REPEAT_INTERLEAVE:
         return "repeat_interleave" if kwargs.get("output_size") is None else None
+    if func is FILL_BY_VALUE:  # a device value into a CPU tensor: its .item()
+        return "item" if on_device(args[1]) and not on_device(args[0]) else None
     return "item" if on_device(args[2]) else None  # masked_fill with a 0-d device value: its .item()
+
+
+# --------------------------------------------------------------------------- CPU scalars
+# A 0-d CPU tensor beside device tensors ("a CPU scalar"): which ops take one, where, and how many.
+
+_ANY = -1  # as many as it is given
+# Ops built on a TensorIterator with allow_cpu_scalars (one CPU scalar, as an input) that PyTorch
+# doesn't tag pointwise: floor division, and the losses built as binary ops (aten/src/ATen/native/
+# BinaryOps.cpp, Loss.cpp: TensorIterator::borrowing_binary_op).
+_BINARY = {"floor_divide", "true_divide", "rsub", "mse_loss", "smooth_l1_loss", "huber_loss"}
+_OWN_RULES = {
+    "where": _ANY,  # TensorCompare.cpp, where_self_out: each 0-d operand is moved to the device
+    "fill": _ANY,  # Fill.cpp, fill_: the value is read as a number
+    "masked_fill": _ANY,  # cuda/Indexing.cu, masked_fill__cuda: value.item() (the mask: refusal())
+    "index": _ANY, "index_put": _ANY, "_index_put_impl": _ANY,  # TensorAdvancedIndexing.cpp: value.to(device)
+    "clamp": 0, "clip": 0,  # TensorCompare.cpp, clamp.Tensor: a TensorIterator without allow_cpu_scalars
+    "addcdiv": 0,  # PointwiseOps.cpp, addcdiv: build_ternary_op, without allow_cpu_scalars
+    "addcmul": "addcmul",  # one, as tensor2 only (cuda/PointwiseOpsKernel.cu, addcmul_cuda_kernel)
+    "lerp": "lerp",  # one, as the weight only (cuda/Lerp.cu, lerp_tensor_kernel: is_cpu_scalar(3))
+}
+
+
+def _base(func) -> tuple[str, str]:
+    """``("add", "Tensor")`` for ``aten::add_.Tensor``: the op's name without in-place's underscore."""
+    name, _, overload = func.name().partition("::")[2].partition(".")
+    return (name[:-1] if name.endswith("_") and not name.endswith("__") else name), overload
+
+
+@functools.cache
+def _scalars_taken(func):
+    """How many CPU scalars `func` takes: an int (:data:`_ANY` for any), or the name of its own rule.
+
+    Pointwise ops of two or more tensors are TensorIterator ops with allow_cpu_scalars (one, an input;
+    aten/src/ATen/TensorIterator.cpp, compute_types).  Every other op takes none: its generated CUDA
+    wrapper checks that each tensor is on one device (aten/src/ATen/core/op_registration/adaption.h,
+    check_and_update_common_device), or its TensorIterator does.  Except those with rules of their own."""
+    name, overload = _base(func)
+    if name in _OWN_RULES:
+        return _OWN_RULES[name]
+    if name.startswith("_foreach_"):  # a 0-d CPU scalar tensor is read with .item() (cuda/ForeachBinaryOp*.cu)
+        return _ANY
+    functional = getattr(getattr(_aten, name, None), overload, None) or func
+    pointwise = torch.Tag.pointwise in func.tags or torch.Tag.pointwise in functional.tags
+    if name in _BINARY or (pointwise and tensor_inputs(func) >= 2):
+        return 1
+    return 0
+
+
+def scalar_refusal(func, args, scalars) -> RuntimeError | None:
+    """CUDA's error for `scalars` (the 0-d CPU tensors among `func`'s single-tensor arguments, none of
+    them an output: those are refused before), or None where CUDA takes them."""
+    taken = _scalars_taken(func)
+    if taken == _ANY:
+        return None
+    if taken == 0:
+        return RuntimeError(MIXING_ERROR.format(DEVICE, scalars[0].device))
+    if len(scalars) > 1:  # the second CPU scalar TensorIterator meets
+        return RuntimeError(TOO_MANY_SCALARS_ERROR)
+    position = next((i for i, a in enumerate(args) if a is scalars[0]), None)
+    if taken == "addcmul" and position in (0, 1):
+        return RuntimeError(ADDCMUL_SCALAR_ERRORS[position])
+    if taken == "lerp" and position != 2:  # the kernel takes a CUDA operand there (operand 0 is the output)
+        return RuntimeError(KERNEL_DEVICE_ERROR.format(1 if position is None else position + 1, "cpu"))
+    return None

@@ -269,6 +269,29 @@ def test_a_cpu_scalar_is_an_input_never_the_output_of_an_op_on_device_tensors(de
     assert d.device == dev and d.item() == 1.0
 
 
+
+def test_cpu_scalars_go_where_cuda_takes_them_beyond_the_tables_rows(dev):
+    # (The table's "0-d CPU tensors" rows hold the main rules; these are the rest of them.)
+    c = torch.tensor(2.0)
+    x = torch.ones(3, device=dev, requires_grad=True)
+    (x * c).sum().backward()  # a binary op and its backward, each with the CPU scalar: one, an input
+    assert x.grad.device == dev and x.grad.tolist() == [2.0, 2.0, 2.0]
+    for fine in (lambda: torch.clamp_min(torch.ones(3, device=dev), c), lambda: torch.ones(3, device=dev).eq_(c),
+                 lambda: torch.floor_divide(torch.ones(3, device=dev), c),
+                 lambda: nn.functional.mse_loss(torch.ones((), device=dev), c),
+                 lambda: torch._foreach_mul([torch.ones(3, device=dev)], c)[0]):
+        assert fine().device == dev
+    for refused in (lambda: torch.neg(c, out=torch.empty((), device=dev)),  # a unary op: none
+                    lambda: torch.addcdiv(torch.ones(3, device=dev), torch.ones(3, device=dev), c),
+                    lambda: torch.ones(3, device=dev).clamp(c, torch.tensor(3.0)),
+                    lambda: torch.ones((), device=dev).gather(0, torch.tensor(0))):  # not TensorIterator's
+        with pytest.raises(RuntimeError, match="Expected all tensors to be on the same device"):
+            refused()
+    with pytest.raises(RuntimeError, match="CPU Scalar support for self argument is not supported"):
+        torch.addcmul(c, torch.ones(3, device=dev), torch.ones(3, device=dev))
+    with pytest.raises(RuntimeError, match="expected self and mask to be on the same device"):
+        torch.ones(3, device=dev).masked_fill_(torch.tensor([True, False, True]), 0.0)
+
 def test_numpy_and_matplotlib_raise_the_type_error_a_cuda_tensor_raises(dev):
     t0, t1 = torch.tensor(0.5, device=dev), torch.tensor(0.75, device=dev)
     ax = Figure().add_subplot()
