@@ -104,7 +104,7 @@ FEWER_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expecte
 MORE_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expected}: extra {extra}")
 
 
-@pytest.mark.audit("layers")
+@pytest.mark.audit("layers", "declared")
 def test_layers_match_the_book_in_order(model):
     found = [describe(m) for m in layers(model.build_model())]
     expected = [describe(m) for m in layers(book_cnn())]

@@ -215,7 +215,7 @@ def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train,
                                      name=name, index=i, value=v)
 
 
-@pytest.mark.audit("first_epoch")
+@pytest.mark.audit("first_epoch", "optimizer", "loss")
 def test_loss_and_accuracy_are_means_over_samples(training):
     # The first epoch's four entries are the book's. Where they are not, the averaging is checked
     # first, against the batches the model saw and the losses the loop backpropagated; if that is
@@ -229,7 +229,7 @@ def test_loss_and_accuracy_are_means_over_samples(training):
             or say(lessons.TRAINING_DIFFERS, got=got, want=[list(h) for h in want]))
 
 
-@pytest.mark.audit("numbers", "weights")
+@pytest.mark.audit("numbers", "weights", "optimizer", "loss")
 def test_training_follows_the_books_algorithm_exactly(training):
     model, train_dl, valid_dl, log = setup()
     got = run_train(training, model, 3, train_dl, valid_dl, log=log)
@@ -472,7 +472,7 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.numbers")
+@pytest.mark.audit("device.numbers", "device.optimizer", "device.loss")
 def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerator):
     model, history, log = train_on(training, accelerator)
     check_history_lists(history, 2)

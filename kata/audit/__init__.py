@@ -25,7 +25,13 @@ A check names the facets its verdict implies with ``@pytest.mark.audit("NAME.fac
 sandbox earns its points only when each of them agrees. What only the running
 process can see (how many host syncs ran, which mode a forward pass ran in)
 is named with ``observed="..."`` on the same marker: those points rest on the
-sandbox (README, "Why these grades hold").
+sandbox (docs/teaching.md, "The trust model").
+
+Where a check holds the learner to a declaration (the optimizer and loss ``train``
+builds, the model's layers), the records keep what the code declared as well as
+what it computed, read by kata/audit/_declared.py around anything the submission
+could have replaced (its readings are taken here, before the submission's code is
+imported): a forged pass must then declare the right thing as well as compute it.
 
 The records never import ``kata.checks`` (the checks' helpers hold the book's
 CNN and loop): the sandbox that runs them has neither those nor the checks.
@@ -43,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kata.audit import _declared
 from kata.audit._wire import diff, tensor_values, typed
 from kata.i18n import _, say
 
@@ -177,6 +184,7 @@ def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tu
     ``2 * RECORD_SECONDS``: an import that never ends is the exercise's): (name, {"data": ...} or {"error": "..."})."""
     alarm, timeouts = hasattr(signal, "setitimer"), 0
     names = [n for n in _probes(exercise).records if n not in skip]
+    _declared.install()   # what reads a declaration rests on, taken before the submission's code runs
     if callable(module):
         try:
             with _timer(alarm, 2 * RECORD_SECONDS):

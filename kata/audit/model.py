@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from kata.audit import Facet, project, tensor_values, typed
+from kata.audit._declared import layers, layers_problem
 from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
@@ -47,7 +48,7 @@ def _layers(mod, draw, ctx):
         net(torch.rand(1, 3, 64, 64, generator=draw.generator()))
     for hook in hooks:
         hook.remove()
-    return {"ran": ran, "declared": [type(m).__name__ for m in _leaves(net)]}
+    return {"ran": ran, "declared": layers(net)}
 
 
 def _count(mod, draw, ctx):
@@ -146,7 +147,10 @@ def _dropout(mine, _ref):
 
 FACETS = {
     "kind": Facet("build_model() returns an nn.Sequential"),
-    "layers": Facet("the leaf layers, in order, and the shape each one gives"),
+    "layers": Facet("the leaf layers, in order, and the shape each one gives",
+                    project(lambda f: [f["ran"], [name for name, _settings in f["declared"]]])),
+    "declared": Facet("the leaf layers as build_model declares them: each one's class and settings",
+                      project(lambda f: f["declared"], layers_problem), record="layers"),
     "count": Facet("the number of parameters"),
     "output": Facet("the output: float32 probabilities in (0, 1), shape (N, 1)", project(_probabilities)),
     "initial.convolutions": Facet("the convolutions' initial weights under a fresh seed: the book's",

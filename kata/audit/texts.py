@@ -19,7 +19,7 @@ __all__ = ["failed_import"]
 
 GRADES = N_("each check's points need the audit's records of the submission's own functions, on inputs drawn for "
             "this run, to agree with the reference's (computed outside the sandbox); a few checks also rest on what "
-            "the sandboxed process observed (see the README)")
+            "the sandboxed process observed (see docs/teaching.md)")
 SANDBOX = {
     "bubblewrap": N_("bubblewrap: no network; its own PID, IPC and UTS namespaces; the system, Python and the kata "
                      "read-only; no reference solutions, no grades, no homes, no other submission; its own folder, "

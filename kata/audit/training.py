@@ -9,6 +9,7 @@ untouched, on the device it was moved to, or not. Those facts are in the data.
 from __future__ import annotations
 
 from kata.audit import Facet, close, project, tensor_values, typed
+from kata.audit._declared import capture, losses_problem, optimizers_problem
 from kata.audit._draws import half_model, loader, tiny_model
 from kata.i18n import _, say
 
@@ -33,14 +34,16 @@ def _params(model):
 def _histories(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
     before = _params(model)
-    result = mod.train(model, draw.int(1, 3), train_dl, valid_dl)
-    return {"result": typed(result), "before": before, "after": _params(model)}
+    with capture() as seen:
+        result = mod.train(model, draw.int(1, 3), train_dl, valid_dl)
+    return {"result": typed(result), "before": before, "after": _params(model), "declared": seen.data()}
 
 
 def _on_device(mod, draw, ctx):
     model, train_dl, valid_dl = _setup(draw)
-    result = mod.train(model, draw.int(1, 2), train_dl, valid_dl, device=ctx.accelerator)
-    return {"result": typed(result), "after": _params(model)}
+    with capture() as seen:
+        result = mod.train(model, draw.int(1, 2), train_dl, valid_dl, device=ctx.accelerator)
+    return {"result": typed(result), "after": _params(model), "declared": seen.data()}
 
 
 def _device_none(mod, draw, ctx):
@@ -207,11 +210,19 @@ FACETS = {
     "weights": Facet("the caller's model ends with the book's algorithm's weights",
                      project(lambda f: f["after"], WEIGHTS), record="histories"),
     "trained": Facet("the caller's model is the one trained", _trained, record="histories"),
+    "optimizer": Facet("each optimizer train builds is the book's, Adam(lr=0.001), as torch's Optimizer stores it",
+                       project(lambda f: f["declared"], optimizers_problem), record="histories"),
+    "loss": Facet("train builds no loss module but the book's, nn.BCELoss",
+                  project(lambda f: f["declared"], losses_problem), record="histories"),
     "device.numbers": Facet("trained on the accelerator: the CPU's numbers (each entry as float(v))",
                             project(lambda f: _float_lists(f["result"]), ON_DEVICE),
                             record="device"),
     "device.types": Facet("trained on the accelerator: four lists of Python floats",
                           project(lambda f: _entry_kinds(f["result"])), record="device"),
+    "device.optimizer": Facet("trained on the accelerator: the book's optimizer, Adam(lr=0.001)",
+                              project(lambda f: f["declared"], optimizers_problem), record="device"),
+    "device.loss": Facet("trained on the accelerator: no loss module but the book's, nn.BCELoss",
+                         project(lambda f: f["declared"], losses_problem), record="device"),
     "device.moved": Facet("train(..., device=d) moves the caller's model to d", project(lambda f: _devices(f["after"])),
                           record="device"),
     "device_none": Facet("device=None trains where the model already is",

@@ -9,6 +9,8 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 - the reference agrees with itself under any seed, and its records are data;
 - correct code agrees on every facet; untouched stubs on none (a forged verdict
   on a stub earns nothing);
+- what the code declares is read as it declared it: a wrong learning rate (or dropout rate) under a library
+  patched to compute the book's numbers disagrees, and the book's settings spelled any other way agree;
 - honest code never loses a point to the audit: for each variant
   (tests/selftest/variants/) and each known mistake (tests/selftest/known_wrong.toml,
   in test_known_wrong.py's own runs), every check that passes on it has all its
@@ -20,7 +22,10 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 
 from __future__ import annotations
 
+import functools
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 # Imported before the inner pytest runs (see test_known_wrong.py).
@@ -29,10 +34,12 @@ import matplotlib.pyplot
 import numpy
 import PIL.Image
 import pytest
+import test_grade_samples as samples
 import torch
 import torchvision.transforms
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_grade_samples import EQUIVALENT_TRAINING, FORGED_TRAINING, write
 
 from kata import audit, curriculum
 from kata.audit import Context, Draw, judge, run_records
@@ -152,6 +159,63 @@ JSON = st.recursive(st.none() | st.booleans() | st.floats(allow_nan=True) | st.i
 def test_malformed_records_disagree_and_never_raise(records, reference):
     verdicts = judge("devices", records, reference["devices"])
     assert all(v is not None for v in verdicts.values())
+
+
+# --- what the code declares ----------------------------------------------------------------------------
+
+# The records of a submission that patches torch, made as the sandbox makes them (the audit's readings taken
+# before its module is imported), in a process of their own: the patch never reaches this one.
+APART = """
+import functools, json, sys
+from pathlib import Path
+from kata import audit
+from kata.harness.target import Target
+folder, exercise, seed, tmp, wanted = sys.argv[1:]
+skip = [n for n in audit.records(exercise) if n not in wanted.split(",")]
+target = Target(Path(folder))
+made = audit.run_records(exercise, functools.partial(target.load, exercise), audit.Context(int(seed), Path(tmp)), skip)
+print(json.dumps(dict(made)))
+"""
+
+
+def verdicts_apart(folder: Path, exercise: str, record: str, context: Context, reference) -> dict[str, str | None]:
+    """The verdicts on the facets read from ``record``, of the code in ``folder`` run in a process of its own."""
+    done = subprocess.run([sys.executable, "-c", APART, str(folder), exercise, str(context.seed), str(context.tmp),
+                           record], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.strip().splitlines()[-1])
+    facets = audit.facets(exercise)
+    return {f: v for f, v in judge(exercise, found, reference[exercise]).items()
+            if (facets[f].record or f.split(".", 1)[1]) == record}
+
+
+@pytest.mark.parametrize("kind", sorted(FORGED_TRAINING))
+def test_a_wrong_learning_rate_under_a_patched_optimizer_disagrees(kind, tmp_path, context, reference):
+    folder = write(tmp_path, {"training": samples.forged_training(kind)})
+    verdicts = verdicts_apart(folder, "training", "histories", context, reference)
+    assert verdicts["training.numbers"] is None, f"the patch ({kind}) no longer computes the book's numbers: {verdicts}"
+    assert verdicts["training.optimizer"] is not None, f"lr=0.01 declared under a patch ({kind}) agrees: {verdicts}"
+    assert verdicts["training.loss"] is None, verdicts
+
+
+def test_a_patched_library_under_the_books_settings_agrees(tmp_path, context, reference):
+    folder = write(tmp_path, {"training": samples.patched_training()})
+    verdicts = verdicts_apart(folder, "training", "histories", context, reference)
+    assert all(v is None for v in verdicts.values()), verdicts
+
+
+def test_a_wrong_dropout_rate_under_a_patched_layer_disagrees(tmp_path, context, reference):
+    verdicts = verdicts_apart(write(tmp_path, {"model": samples.forged_model()}), "model", "layers", context, reference)
+    assert verdicts["model.layers"] is None, f"the patch no longer runs as the book's layers: {verdicts}"
+    assert "Dropout(p=?)" in (verdicts["model.declared"] or ""), f"p=0.2 declared under a patch agrees: {verdicts}"
+
+
+@pytest.mark.parametrize("kind", sorted(EQUIVALENT_TRAINING))
+def test_the_books_optimizer_and_loss_spelled_otherwise_agree(kind, tmp_path, context, reference):
+    folder = write(tmp_path, {"training": samples.equivalent_training(kind)})
+    found = dict(run_records("training", functools.partial(Target(folder).load, "training"), context))
+    disagreed = {f: v for f, v in judge("training", found, reference["training"]).items() if v is not None}
+    assert not disagreed, f"{kind}: {disagreed}"
 
 
 # --- honest code never loses a point to the audit ------------------------------------------------

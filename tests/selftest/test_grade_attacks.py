@@ -9,7 +9,8 @@ Each attack of tests/selftest/test_grade_samples.py is a hostile submission here
 - what the sandbox must stop is stopped (each attack raises when it gets through, which would
   cost the module its points), and nothing the submission started outlives it;
 - code that patches a library to compute the right numbers computes them: it keeps its points,
-  with a note for review.
+  with a note for review; the same patch over a wrong declaration (a learning rate, a dropout rate) earns
+  nothing for the checks that hold the learner to it, and the row says ``forged:`` with what disagreed.
 
 Then the other machines: grading as an ordinary user (as root, a user made with useradd), where
 bubblewrap is refused (as root: its own user per job), with --no-sandbox; the Gradescope bundle
@@ -28,6 +29,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import test_grade_samples as samples
 from test_grade import kata
 from test_grade_samples import ANSWERS, FORGING, INDEPENDENT, attack, sources, with_attack, write, wrong_learning_rate
 
@@ -110,6 +112,9 @@ def only(**modules: str) -> dict[str, str | None]:
     return {name: modules.get(name) for name in NAMES}
 
 
+# The patches of torch's optimizer graded with the class (test_audit.py tries each of FORGED_TRAINING's).
+FORGED_OPTIM = ("step", "functional")
+
 # Where each sandbox attack goes in the one submission that carries them all (the rest: the solutions).
 SANDBOX_HOMES = {"read-secrets": "devices", "host-socket": "data", "many-processes": "model",
                  "detached-writer": "plotting"}
@@ -127,10 +132,9 @@ def attack_hand_ins(host: Host, out: Path) -> dict[str, dict]:
                                                     for n in NAMES)}
     subs["disk-hog"] = only(devices=attack("disk-hog", "devices") + "\n" + solution["devices"])
     subs["forge-log-wrong-lr"] = only(training=attack("forge-log", "training") + "\n" + wrong_learning_rate())
-    subs["patched-optim"] = only(training=(
-        "import torch as _torch\n_step = _torch.optim.Adam.step\n"
-        "def _book_lr(self, *a, **k):\n    for group in self.param_groups:\n        group['lr'] = 0.001\n"
-        "    return _step(self, *a, **k)\n_torch.optim.Adam.step = _book_lr\n") + wrong_learning_rate())
+    subs["patched-optim"] = only(training=samples.patched_training())
+    subs.update({f"forged-optim-{kind}": only(training=samples.forged_training(kind)) for kind in FORGED_OPTIM})
+    subs["forged-dropout"] = only(model=samples.forged_model())
     return subs
 
 
@@ -183,6 +187,21 @@ def test_a_library_patched_to_compute_the_right_numbers_computes_them(attacked):
     _, rows, _, _ = attacked
     assert total(rows, "patched-optim") == POINTS["training"], rows["patched-optim"]
     assert "forged" not in rows["patched-optim"]["status"]
+
+
+@pytest.mark.parametrize("kind", FORGED_OPTIM)
+def test_a_wrong_learning_rate_under_a_patched_optimizer_earns_no_more_than_the_wrong_rate(attacked, kind):
+    _, rows, _, _ = attacked
+    name = f"forged-optim-{kind}"
+    assert total(rows, name) <= total(rows, "wrong-lr") < POINTS["training"], (rows[name], rows["wrong-lr"])
+    assert rows[name]["status"].startswith("forged: training: training.optimizer: "), rows[name]["status"]
+    assert "lr=0.01" in rows[name]["status"], rows[name]["status"]
+
+
+def test_a_wrong_dropout_rate_under_a_patched_layer_loses_the_layers_check(attacked):
+    _, rows, _, _ = attacked
+    assert total(rows, "forged-dropout") < POINTS["model"], rows["forged-dropout"]
+    assert rows["forged-dropout"]["status"].startswith("forged: model: model.declared: "), rows["forged-dropout"]
 
 
 # --- on every machine ----------------------------------------------------------------------------------------

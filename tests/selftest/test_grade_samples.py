@@ -243,6 +243,91 @@ def wrong_learning_rate() -> str:
     return mutated("training", ("lr=0.001", "lr=0.01"))
 
 
+# --- a declaration patched over: the right numbers computed under the wrong settings -----------------------------
+
+BOOK_ADAM = "torch.optim.Adam(model.parameters(), lr=0.001)"
+
+# Honest: the book's optimizer and loss, spelled otherwise (each keeps every point).
+EQUIVALENT_TRAINING = {
+    "lr=1e-3": [("lr=0.001", "lr=1e-3")],
+    "positional": [(BOOK_ADAM, "torch.optim.Adam(model.parameters(), 0.001)")],
+    "groups": [(BOOK_ADAM, 'torch.optim.Adam([{"params": model.parameters()}], lr=0.001)')],
+    "default-lr": [(BOOK_ADAM, "torch.optim.Adam(model.parameters())")],
+    "explicit-defaults": [(BOOK_ADAM, "torch.optim.Adam(model.parameters(), lr=0.001, betas=(0.9, 0.999), eps=1e-8, "
+                                      "weight_decay=0, amsgrad=False)")],
+    "factory": [(BOOK_ADAM, "make_optimizer(model.parameters())"),
+                ("def evaluate(", "def make_optimizer(params, lr=1e-3):\n    return Adam(params, lr)\n\n\n"
+                                  "def evaluate("),
+                ("from torch import nn\n", "from torch import nn\nfrom torch.optim import Adam\n")],
+    "loss-spelled": [("nn.BCELoss()", 'torch.nn.BCELoss(reduction="mean")')],
+}
+
+# A patch of torch's optimizer that steps with the book's learning rate, whatever the code declared.
+ADAM_STEP_PATCH = ("import torch as _torch\n_step = _torch.optim.Adam.step\n"
+                   "def _book_lr(self, *a, **k):\n    for group in self.param_groups:\n        group['lr'] = 0.001\n"
+                   "    return _step(self, *a, **k)\n_torch.optim.Adam.step = _book_lr\n")
+FORGED_TRAINING = {
+    # Adam.step rewritten to set the book's rate in each group before it steps.
+    "step": ADAM_STEP_PATCH,
+    # torch.optim.adam's functional implementation called with the book's rate.
+    "functional": """import torch.optim.adam as _adam
+_functional = _adam.adam
+def _book_lr(*args, **kwargs):
+    kwargs["lr"] = 0.001
+    return _functional(*args, **kwargs)
+_adam.adam = _book_lr
+""",
+    # Optimizer.__init__ wrapped: torch builds the declared groups, then the wrapper sets the book's rate.
+    "init": """import torch as _torch
+_init = _torch.optim.Optimizer.__init__
+def _book_lr(self, params, defaults):
+    _init(self, params, defaults)
+    for group in self.param_groups:
+        group["lr"] = 0.001
+_torch.optim.Optimizer.__init__ = _book_lr
+""",
+    # param_groups made a property: what torch reads has the book's rate, what the code declared is kept apart.
+    "param_groups": """import torch as _torch
+def _groups(self):
+    for group in self.__dict__.setdefault("_declared_groups", []):
+        group["lr"] = 0.001
+    return self.__dict__["_declared_groups"]
+def _set_groups(self, value):
+    self.__dict__["_declared_groups"] = value
+_torch.optim.Optimizer.param_groups = property(_groups, _set_groups)
+""",
+}
+
+# The model's dropout declared at p=0.2, shown (and applied) as the book's 0.5 by a class-level property.
+DROPOUT_PATCH = """import torch.nn as _nn
+def _book_p(self):
+    return 0.5
+def _declared_p(self, value):
+    self.__dict__["_declared_p"] = value
+_nn.modules.dropout._DropoutNd.p = property(_book_p, _declared_p)
+"""
+
+
+def equivalent_training(kind: str) -> str:
+    """The training module with the book's optimizer or loss spelled another way (honest)."""
+    return mutated("training", *EQUIVALENT_TRAINING[kind])
+
+
+def forged_training(kind: str) -> str:
+    """The wrong learning rate declared, and torch's optimizer patched to step with the book's (an attack)."""
+    return FORGED_TRAINING[kind] + "\n" + wrong_learning_rate()
+
+
+def patched_training() -> str:
+    """Torch's optimizer patched to step with the book's learning rate, which the code declares too (honest)."""
+    return ADAM_STEP_PATCH + "\n" + sources()["training"]
+
+
+def forged_model() -> str:
+    """Dropout declared at p=0.2 and a library patch that shows and applies p=0.5 (an attack)."""
+    return DROPOUT_PATCH + "\n" + mutated("model", ("nn.Dropout(p=0.5)", "nn.Dropout(p=0.2)"))
+
+
 def no_map_location() -> str:
     """The checkpoint module without map_location: it opens the file only where a GPU is (a known mistake that
     only the fresh process without an accelerator sees)."""
