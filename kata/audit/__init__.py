@@ -16,22 +16,23 @@ Each exercise NAME may have a module ``kata/audit/NAME.py`` with:
   :class:`Draw`), and what to keep of the answer. Aliasing and in-place facts
   go into the data itself: the caller's model after ``train``, a tensor's
   values after its copy was written to.
-* ``FACETS``: ``{name: Facet(record, compare, about)}``: one fact a check may
-  rest on, read from a record with a comparison (:func:`same`, :func:`close`,
-  or a projection of the record first).
+* ``FACETS``: ``{name: Facet(record, compare, about, rests)}``: one fact a check may rest on, read from a
+  record with a comparison (:func:`same`, :func:`close`, or a projection of the record first), and what
+  it rests on (:data:`RESTS`): the *work* (the function's answer on inputs drawn for this hand-in, which
+  it can't know without computing it), the hand-in's *source* (read outside its process,
+  kata/audit/declared.py), or the graded *process* itself: a constant of the contract, a type or shape
+  the inputs already tell, a property any made-up value can have, or a behaviour no output shows. A
+  record that only process facts read is drawn from the run's shared seed; the others from a seed of the
+  hand-in's own, so that nothing one hand-in records is valid for another.
+* ``SOURCE_READING`` (optional): ``function(files) -> data``: what the exercise's module declares, read from
+  its text in the grader's process (never from the sandbox): the record named ``source``.
 
 A check names the facets its verdict implies with ``@pytest.mark.audit("NAME.facet", ...)``
 (kata/harness/settings.py registers the marker); a check that passes in the
 sandbox earns its points only when each of them agrees. What only the running
 process can see (how many host syncs ran, which mode a forward pass ran in)
 is named with ``observed="..."`` on the same marker: those points rest on the
-sandbox (docs/teaching.md, "The trust model").
-
-Where a check holds the learner to a declaration (the optimizer and loss ``train``
-builds, the model's layers), the records keep what the code declared as well as
-what it computed, read by kata/audit/_declared.py around anything the submission
-could have replaced (its readings are taken here, before the submission's code is
-imported): a forged pass must then declare the right thing as well as compute it.
+process, as the process facts do (docs/teaching.md, "The trust model", lists them).
 
 The records never import ``kata.checks`` (the checks' helpers hold the book's
 CNN and loop): the sandbox that runs them has neither those nor the checks.
@@ -43,18 +44,31 @@ import contextlib
 import importlib
 import random
 import signal
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kata.audit import _declared
 from kata.audit._wire import diff, tensor_values, typed
 from kata.i18n import _, say
 
-__all__ = ["RECORD_SECONDS", "Context", "Draw", "Facet", "close", "diff", "facets", "judge", "marked", "project",
-           "records", "run_records", "same", "tensor_values", "typed"]
+__all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK",
+           "SOURCE_RECORD", "Context", "Draw", "Facet", "close", "diff", "drawn_per_hand_in", "facets", "files_of",
+           "judge", "marked", "project", "records", "records_here", "run_records", "same", "source_record",
+           "tensor_values", "typed"]
+
+# What a fact rests on (Facet.rests): what a hand-in must do to make its record agree.
+WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
+SOURCE = "source"         # declare it in its source, read outside its process (kata/audit/declared.py)
+CONSTANT = "constant"     # nothing: a value of the contract, the same for every input
+SHAPE = "shape"           # nothing: a type, shape or structure the inputs already tell
+PROPERTY = "property"     # nothing: a property any made-up value can have
+BEHAVIOUR = "behaviour"   # nothing its output shows: what the process did, as the process reports it
+PROCESS = (CONSTANT, SHAPE, PROPERTY, BEHAVIOUR)   # the facts that rest on the graded process
+RESTS = (WORK, SOURCE, *PROCESS)
+SOURCE_RECORD = "source"
 
 RECORD_SECONDS = 10.0   # one record's time, in the sandbox (correct code takes well under a second)
 EXERCISE_TIMEOUTS = 2   # records of one exercise that ran out of time before the rest of it is not asked
@@ -62,13 +76,14 @@ EXERCISE_TIMEOUTS = 2   # records of one exercise that ran out of time before th
 
 @dataclass
 class Context:
-    """What every record of one run shares: the run's seed and where things are."""
+    """What every record of one hand-in shares: its seeds and where things are."""
 
-    seed: int
+    seed: int                              # the hand-in's own (the records a work fact reads)
     tmp: Path                              # a folder records may write into (a LivePlot's PNG, a checkpoint)
     celeba: Path | None = None             # a small synthetic CelebA drawn for this run (the folder above celeba/)
     accelerator: Any = None                # a torch.device other than the CPU (simgpu, CUDA), or None
     reference: bool = False                # the reference's run: records may add what only the judge reads
+    shared: int | None = None              # the run's (the records only process facts read); None: ``seed``
 
 
 class Draw:
@@ -123,17 +138,24 @@ def project(pick: Callable[[Any], Any], compare: Compare = same) -> Compare:
 
 @dataclass(frozen=True)
 class Facet:
-    """One fact a check may rest on: ``record`` read with ``compare`` (the record's own name when empty)."""
+    """One fact a check may rest on: ``record`` read with ``compare`` (the record's own name when empty), and
+    what it rests on (one of :data:`RESTS`)."""
 
     about: str
     compare: Compare = same
     record: str = ""
+    rests: str = WORK
+
+    def __post_init__(self):
+        if self.rests not in RESTS:
+            raise ValueError(f"a facet rests on one of {RESTS}, not {self.rests!r}")
 
 
 @dataclass
 class _Probes:
     records: dict[str, Callable] = field(default_factory=dict)
     facets: dict[str, Facet] = field(default_factory=dict)
+    source: Callable | None = None
 
 
 def _probes(exercise: str) -> _Probes:
@@ -143,7 +165,7 @@ def _probes(exercise: str) -> _Probes:
         if err.name != f"kata.audit.{exercise}":
             raise
         return _Probes()
-    return _Probes(dict(module.RECORDS), dict(module.FACETS))
+    return _Probes(dict(module.RECORDS), dict(module.FACETS), getattr(module, "SOURCE_READING", None))
 
 
 def marked(exercise: str, mark, callspec=None) -> dict:
@@ -164,6 +186,46 @@ def facets(exercise: str) -> dict[str, Facet]:
     return {f"{exercise}.{name}": facet for name, facet in _probes(exercise).facets.items()}
 
 
+def _record_of(name: str, facet: Facet) -> str:
+    return facet.record or name.split(".", 1)[1]
+
+
+def drawn_per_hand_in(exercise: str) -> set[str]:
+    """The records a work fact reads: drawn from the hand-in's own seed (the rest from the run's)."""
+    return {_record_of(name, f) for name, f in facets(exercise).items() if f.rests == WORK}
+
+
+def files_of(folder: Path) -> dict[str, str]:
+    """A folder's Python files as text, as the grader takes a hand-in's (kata/grading/intake.py)."""
+    return {p.name: p.read_text(encoding="utf-8", errors="replace") for p in sorted(Path(folder).glob("*.py"))}
+
+
+def records_here(folder: Path, exercise: str, context: Context, module=None) -> dict[str, dict]:
+    """Every record of the code in ``folder`` (or of ``module``, imported from it) made in this process, with what
+    its source declares: the reference's records, and the self-tests'. (A hand-in's are made in its sandbox.)"""
+    if module is None:
+        from kata.harness.target import Target
+
+        module = Target(folder).load(exercise)
+    found = dict(run_records(exercise, module, context))
+    source = source_record(exercise, files_of(folder))
+    return {**found, SOURCE_RECORD: source} if source is not None else found
+
+
+def source_record(exercise: str, files: dict[str, str]) -> dict | None:
+    """What the exercise's module declares, read from the hand-in's ``files`` (name -> text) in this process:
+    ``{"data": ...}`` or ``{"error": ...}``; None where the exercise reads nothing from the source."""
+    reader = _probes(exercise).source
+    if reader is None:
+        return None
+    if f"{exercise}.py" not in files:
+        return {"error": say("{file} was not handed in", file=exercise + ".py")}
+    try:
+        return {"data": reader(files)}
+    except Exception as exc:  # noqa: BLE001 - a source the reader can't take: the facts reading it disagree
+        return {"error": _error(exc)}
+
+
 class _Timeout(Exception):
     pass
 
@@ -182,9 +244,10 @@ def _error(exc: BaseException) -> str:
 def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tuple[str, dict]]:
     """Each record of ``exercise`` on ``module`` (or on what the function ``module`` imports, in at most
     ``2 * RECORD_SECONDS``: an import that never ends is the exercise's): (name, {"data": ...} or {"error": "..."})."""
-    alarm, timeouts = hasattr(signal, "setitimer"), 0
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    timeouts = 0
     names = [n for n in _probes(exercise).records if n not in skip]
-    _declared.install()   # what reads a declaration rests on, taken before the submission's code runs
+    own = drawn_per_hand_in(exercise)
     if callable(module):
         try:
             with _timer(alarm, 2 * RECORD_SECONDS):
@@ -202,7 +265,8 @@ def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tu
             continue
         try:
             with _timer(alarm, RECORD_SECONDS):
-                result = {"data": record(module, Draw(context.seed, f"{exercise}.{name}"), context)}
+                seed = context.seed if name in own or context.shared is None else context.shared
+                result = {"data": record(module, Draw(seed, f"{exercise}.{name}"), context)}
         except (Exception, _Timeout) as exc:  # noqa: BLE001 - the submission's error is the record
             timeouts += isinstance(exc, _Timeout)
             result = {"error": _error(exc)}
@@ -229,7 +293,7 @@ def judge(exercise: str, mine: dict[str, dict], ref: dict[str, dict]) -> dict[st
     what disagreed, in words; ``"unavailable: ..."`` when the reference could not make the record here."""
     verdicts = {}
     for name, facet in facets(exercise).items():
-        record = facet.record or name.split(".", 1)[1]
+        record = _record_of(name, facet)
         r, m = ref.get(record), mine.get(record)
         if not isinstance(r, dict) or "data" not in r:
             verdicts[name] = "unavailable: " + say("the reference's record {record} failed here ({error})",

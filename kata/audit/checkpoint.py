@@ -25,11 +25,13 @@ import math
 from collections import namedtuple
 from pathlib import Path
 
-from kata.audit import Facet, close, project, tensor_values, typed
+from kata.audit import BEHAVIOUR, CONSTANT, PROPERTY, Facet, close, project, tensor_values, typed
 from kata.audit._draws import loader, tiny_model
+from kata.audit.payloads import KINDS as PAYLOADS
+from kata.audit.payloads import RunsCode
 from kata.i18n import _, say
 
-__all__ = ["FACETS", "RECORDS", "History", "RunsCode"]
+__all__ = ["FACETS", "RECORDS", "History"]
 
 History = namedtuple("History", ["loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid"])
 VALUES = close(1e-6, 1e-7)        # the same run on the same machine: the same numbers
@@ -39,13 +41,10 @@ MORE = 2
 
 
 def _steps(model, optimizer, dl, epochs, device=None):
-    import torch
-
-    loss_fn = torch.nn.BCELoss()
-    for _epoch in range(epochs):
+    for _epoch in range(epochs):   # any steps that leave Adam a state to save (not the book's loss: no answer here)
         for x, y in dl:
             optimizer.zero_grad()
-            loss_fn(model(x.to(device or "cpu"))[:, 0], y.to(device or "cpu").float()).backward()
+            ((model(x.to(device or "cpu"))[:, 0] - y.to(device or "cpu").float()) ** 2).mean().backward()
             optimizer.step()
 
 
@@ -180,34 +179,31 @@ def _round_trip(mod, draw, ctx):
     return found
 
 
-class RunsCode:
-    """Pickles as a call of ``builtins.exec`` that writes ``marker``: a file that would run code."""
-
-    def __init__(self, marker):
-        self.code = f"open({str(marker)!r}, 'w').write('ran')"
-
-    def __reduce__(self):
-        return exec, (self.code,)
-
-
 def _refuses(mod, draw, ctx):
+    """The record's own checkpoint with each kind of payload hidden in it, in a drawn order, each under a drawn
+    marker name: what load_checkpoint raised, whether any ran, whether the model stayed as it was."""
     import torch
 
     path, _, _, _ = _saved(mod, draw, ctx, "refuses")
-    marker = _path(ctx, draw, "ran")
     try:
         held = torch.load(path, weights_only=True, map_location="cpu")
     except Exception:  # noqa: BLE001 - the submission's own file, of the record's own model
         held = torch.load(path, weights_only=False, map_location="cpu")
-    torch.save({**held, "notes": RunsCode(marker)} if isinstance(held, dict) else [held, RunsCode(marker)], path)
-    model, opt = _fresh(draw)
-    before = [typed(p) for p in model.parameters()]
-    try:
-        mod.load_checkpoint(path, model, opt)
-        raised = ""
-    except Exception as err:  # noqa: BLE001 - which error it raised is the record
-        raised = type(err).__name__
-    return {"raised": raised, "ran": marker.exists(), "unchanged": before == [typed(p) for p in model.parameters()]}
+    raised, ran, unchanged = [], False, True
+    for kind in draw.shuffled(PAYLOADS):
+        marker = _path(ctx, draw, f"ran-{draw.seed():x}")
+        payload = RunsCode(marker, kind, source=path)
+        torch.save({**held, "notes": payload} if isinstance(held, dict) else [held, payload], path.with_suffix(".x"))
+        model, opt = _fresh(draw)
+        before = [typed(p) for p in model.parameters()]
+        try:
+            mod.load_checkpoint(path.with_suffix(".x"), model, opt)
+            raised.append("")
+        except Exception as err:  # noqa: BLE001 - which error it raised is the record
+            raised.append(type(err).__name__)
+        ran = ran or marker.exists()
+        unchanged = unchanged and before == [typed(p) for p in model.parameters()]
+    return {"raised": sorted(set(raised)), "ran": ran, "unchanged": unchanged}
 
 
 def _device_none(mod, draw, ctx):
@@ -331,7 +327,8 @@ def _at_least(mine, ref):
 
 FACETS = {
     "file.readable": Facet("save_checkpoint writes one file that torch.load reads with weights_only=True",
-                           project(lambda f: [f["readable"], f["refused"], f["others"]]), record="file"),
+                           project(lambda f: [f["readable"], f["refused"], f["others"]]), record="file",
+                           rests=CONSTANT),
     "file.model": Facet("the file holds the model's state_dict as it was", _file_part("model_state_dict"),
                         record="file"),
     "file.optimizer": Facet("the file holds the optimizer's state_dict as it was", _file_part("optimizer_state_dict"),
@@ -340,7 +337,8 @@ FACETS = {
     **{f"file.history.{kind}": Facet(f"the file holds the histories as lists of floats, given {kind}",
                                      _file_part("history", pick=lambda r, k=kind: r[k]), record="file.kinds")
        for kind in KINDS},
-    "device.file": Facet("saved from the accelerator, each state tensor keeps its device in the file", _at_least),
+    "device.file": Facet("saved from the accelerator, each state tensor keeps its device in the file", _at_least,
+                         rests=PROPERTY),
     "device.history": Facet("the seed's history of device tensors is saved as floats", _file_part("history")),
     "load.returns": Facet("load_checkpoint returns the epoch and the histories as saved",
                           project(lambda f: _returned(f["returned"])), record="load"),
@@ -353,7 +351,8 @@ FACETS = {
     "resume": Facet("training resumed from the file takes the steps of training that never stopped",
                     project(lambda f: f["continued"], VALUES), record="load"),
     "round_trip": Facet("any epoch and history come back as saved", project(lambda f: [_returned(r) for r in f])),
-    "refuses": Facet("a file that would run code is refused with torch.load's error, and runs nothing"),
+    "refuses": Facet("a file that would run code (of any kind) is refused with torch.load's error, and runs "
+                     "nothing", rests=BEHAVIOUR),
     "device_none": Facet("device=None loads onto the model's own device, the optimizer's state beside it",
                          project(lambda f: [f["model"], f["placement"], f["continued"]], VALUES)),
     "device.moved": Facet("a given device takes the caller's model there first, the optimizer's state beside it",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 
-from kata.audit import Facet, project, typed
+from kata.audit import CONSTANT, PROPERTY, Facet, project, typed
 from kata.audit._draws import DTYPES, Pair, nest, tensor
 
 __all__ = ["FACETS", "RECORDS"]
@@ -35,11 +35,12 @@ def _pick_device(mod, draw, ctx):
 
 
 def _device_of_tensors(mod, draw, ctx):
-    found = []
+    """Tensors on the CPU and moved off it, in a drawn order (the answers are the hand-in's to find, each time)."""
+    tensors = []
     for _ in range(4):
         t = tensor(draw)
-        found += [typed(mod.device_of(t)), typed(mod.device_of(t.detach().to(META)))]
-    return found
+        tensors += [t, t.detach().to(META)]
+    return [typed(mod.device_of(t)) for t in draw.shuffled(tensors)]
 
 
 def _device_of_modules(mod, draw, ctx):
@@ -47,10 +48,13 @@ def _device_of_modules(mod, draw, ctx):
     from torch import nn
 
     model = nn.Sequential(nn.Linear(draw.int(1, 4), 2), nn.ReLU())
-    found = [typed(mod.device_of(model)), typed(mod.device_of(model.to(META)))]
+    moved = nn.Sequential(nn.Linear(draw.int(1, 4), 2), nn.ReLU()).to(META)
     buffers = nn.Module()
     buffers.register_buffer("mean", torch.zeros(draw.int(1, 4)))
-    return found + [typed(mod.device_of(buffers.to(META))), typed(mod.device_of(nn.ReLU()))]
+    kept = nn.Module()
+    kept.register_buffer("mean", torch.zeros(draw.int(1, 4)))
+    modules = [model, moved, buffers.to(META), kept, nn.ReLU()]
+    return [typed(mod.device_of(m)) for m in draw.shuffled(modules)]
 
 
 def _device_of_others(mod, draw, ctx):
@@ -241,30 +245,33 @@ def _each(key):
 
 FACETS = {
     **{f"pick_device[{cuda}-{mps}]": Facet(f"pick_device() with CUDA {cuda} and MPS {mps}: the device type, a "
-                                           "torch.device", _pick(cuda, mps, exact=False), record="pick_device")
+                                           "torch.device", _pick(cuda, mps, exact=False), record="pick_device",
+                                           rests=CONSTANT)
        for cuda in (True, False) for mps in (True, False)},
-    "pick_device.exact": Facet("the very devices pick_device() returns (no index)", record="pick_device"),
-    "device_of.tensors": Facet("device_of of tensors on the CPU and moved off it"),
+    "pick_device.exact": Facet("the very devices pick_device() returns (no index)", record="pick_device",
+                               rests=CONSTANT),
+    "device_of.tensors": Facet("device_of of tensors on the CPU and moved off it, in a drawn order"),
     "device_of.modules": Facet("device_of of modules: the first parameter's device, then the first buffer's, "
-                               "else None"),
-    "device_of.others": Facet("device_of of values that are neither tensors nor modules: None"),
-    **{f"device_of.{scene}": Facet(f"device_of after {about}", _scalar(scene), record="device_of.scenes")
+                               "else None (in a drawn order)"),
+    "device_of.others": Facet("device_of of values that are neither tensors nor modules: None", rests=CONSTANT),
+    **{f"device_of.{scene}": Facet(f"device_of after {about}", _scalar(scene), record="device_of.scenes",
+                                   rests=CONSTANT)
        for scene, about in (("assignment", "`b = a; a = a.to(device)`"),
                             ("module_to", "Module.to, and a Tensor.to thrown away"),
                             ("float", "0 + sum() and .float()"))},
     "device_of.accelerator": Facet("device_of of a model moved to the accelerator, and of .float() there",
-                                   _scalar("model")),
+                                   _scalar("model"), rests=CONSTANT),
     "device_of.accelerator.assignment": Facet("device_of after `b = a; a = a.to(device)`, and of a.cpu()",
-                                              _scalar("assignment"), record="device_of.accelerator"),
+                                              _scalar("assignment"), record="device_of.accelerator", rests=CONSTANT),
     "to_device.nests": Facet("to_device of nests of tensors: every tensor moved, the structure kept", _each("out")),
     **{f"to_device.kinds[{kind}]": Facet(f"to_device of a {kind}", project(lambda f, k=kind: f[k]["out"]),
                                          record="to_device.kinds") for kind in CONTAINERS},
     "to_device.input": Facet("the nests given to to_device, afterwards: unchanged", _each("input"),
-                             record="to_device.nests"),
+                             record="to_device.nests", rests=PROPERTY),
     "to_device.accelerator": Facet("to_device to the accelerator"),
     "to_python.nests": Facet("to_python of nests of tensors: plain Python values, the structure kept", _each("out")),
     "to_python.input": Facet("the nests given to to_python, afterwards: unchanged", _each("input"),
-                             record="to_python.nests"),
+                             record="to_python.nests", rests=PROPERTY),
     **{f"to_python.scalars[torch.{dtype}-{grad}]": Facet(f"to_python of a 0-d {dtype} tensor"
                                                          + (" that requires grad" if grad else ""),
                                                          _scalar(f"torch.{dtype}-{grad}"), record="to_python.scalars")

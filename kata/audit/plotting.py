@@ -14,7 +14,7 @@ import io
 import tempfile
 from pathlib import Path
 
-from kata.audit import Facet, close, project, typed
+from kata.audit import BEHAVIOUR, CONSTANT, PROPERTY, Facet, close, project, typed
 from kata.i18n import _, say
 
 __all__ = ["FACETS", "RECORDS"]
@@ -223,6 +223,23 @@ def _live(mod, draw, ctx, how: str = "keyword str"):
     return found
 
 
+def _live_curves(mod, draw, ctx):
+    """A LivePlot() driven epoch by epoch with drawn values: each update's figure (no file: the drawing alone)."""
+    values = _values(draw, draw.int(2, 3))
+    lists = ([], [], [], [])
+
+    def run():
+        plot, found = mod.LivePlot(), []
+        for epoch in range(len(values[0])):
+            for lst, h in zip(lists, _history(draw, values, SEED)):
+                lst.append(h[epoch])
+            plot.update(epoch, lists)
+            found.append(_figure(plot.figure))
+        return found
+
+    return _guarded(run)[0]
+
+
 def _live_no_path(mod, draw, ctx):
     import contextlib
     import os
@@ -262,7 +279,8 @@ def _plot_any(mod, draw, ctx):
 RECORDS = {"plot": _plot_values, "plot.any": _plot_any, "plot.kinds": _plot_kinds, "plot.named": _plot_named,
            "plot.accelerator": _plot_accelerator, "plot.render": _plot_render, "live": _live,
            "live.positional": lambda mod, draw, ctx: _live(mod, draw, ctx, "positional Path"),
-           "live.no_path": _live_no_path, "live.seed": _live_seed, "live.accelerator": _live_accelerator}
+           "live.curves": _live_curves, "live.no_path": _live_no_path, "live.seed": _live_seed,
+           "live.accelerator": _live_accelerator}
 
 
 # --- how a figure is read ---------------------------------------------------------------------
@@ -336,21 +354,22 @@ def _live_saved(mine, ref):
 
 
 FACETS = {
-    "panels": Facet("a Figure of two panels side by side", project(lambda f: _panels(f["figure"])), record="plot"),
+    "panels": Facet("a Figure of two panels side by side", project(lambda f: _panels(f["figure"])), record="plot",
+                    rests=CONSTANT),
     "sides": Facet("which curve is in which panel", project(lambda f: {k: v and [p[0] for p in v]
                                                                       for k, v in _by_label(f["figure"]).items()}),
-                   record="plot"),
+                   record="plot", rests=CONSTANT),
     "curves": Facet("each curve holds its list at epochs 1..N, as host values",
                     project(lambda f: _curves(f["figure"]), CURVES), record="plot"),
     "styles": Facet("'-o' for training, '--<' for validation", project(lambda f: _styles(f["figure"])),
-                    record="plot"),
-    "axis_labels": Facet("the axis labels", project(lambda f: _labels(f["figure"])), record="plot"),
+                    record="plot", rests=CONSTANT),
+    "axis_labels": Facet("the axis labels", project(lambda f: _labels(f["figure"])), record="plot", rests=CONSTANT),
     "legends": Facet("a legend on each panel naming its curves", project(lambda f: _legends(f["figure"])),
-                     record="plot"),
+                     record="plot", rests=CONSTANT),
     "any": Facet("each curve holds its list at epochs 1..N, whatever its entries are",
                  project(lambda f: _curves(f["figure"]), CURVES), record="plot.any"),
     "history": Facet("plot_history leaves the history as it was", project(lambda f: f["history_after"]),
-                     record="plot.any"),
+                     record="plot.any", rests=PROPERTY),
     **{f"kinds[{case}]": Facet(f"a history of {case} is drawn", project(lambda f, c=case: _curves(f[c]), CURVES),
                                record="plot.kinds") for case in ENTRIES},
     **{f"named[{named}]": Facet("a history in a " + ("named tuple" if named else "plain tuple") + " is drawn",
@@ -359,19 +378,20 @@ FACETS = {
     **{f"accelerator[{case}]": Facet(f"a history of accelerator tensors ({case}) is drawn",
                                      project(lambda f, c=case: _curves(f[c]), CURVES), record="plot.accelerator")
        for case in ON_DEVICE},
-    "render": Facet("plot_history never shows or pauses, and renders to PNG", record="plot.render"),
+    "render": Facet("plot_history never shows or pauses, and renders to PNG", record="plot.render",
+                    rests=BEHAVIOUR),
     "live.curves": Facet("LivePlot redraws the history so far at each update",
-                         project(lambda f: {"t": "list", "v": [_curves(u) for u in f["updates"]]}, CURVES),
-                         record="live"),
+                         project(lambda found: {"t": "list", "v": [_curves(u) for u in found]}, CURVES)),
     "live.panels": Facet("LivePlot keeps two panels",
-                         project(lambda f: [_panels(u) for u in f["updates"]]), record="live"),
-    "live.one_figure": Facet("LivePlot keeps one figure", _live_first, record="live"),
+                         project(lambda f: [_panels(u) for u in f["updates"]]), record="live", rests=CONSTANT),
+    "live.one_figure": Facet("LivePlot keeps one figure", _live_first, record="live", rests=PROPERTY),
     "live.saved[keyword str]": Facet("LivePlot(path=str) saves a PNG of the figure at every update", _live_saved,
-                                     record="live"),
+                                     record="live", rests=PROPERTY),
     "live.saved[positional Path]": Facet("LivePlot(Path) saves a PNG of the figure at every update", _live_saved,
-                                         record="live.positional"),
-    "live.refused": Facet("LivePlot never shows or pauses", project(lambda f: f["refused"]), record="live"),
-    "live.no_path": Facet("LivePlot() without a path writes no file"),
+                                         record="live.positional", rests=PROPERTY),
+    "live.refused": Facet("LivePlot never shows or pauses", project(lambda f: f["refused"]), record="live",
+                          rests=BEHAVIOUR),
+    "live.no_path": Facet("LivePlot() without a path writes no file", rests=BEHAVIOUR),
     "live.seed": Facet("LivePlot draws the seed's history (accuracy tensors, in a named tuple)",
                        project(_curves, CURVES)),
     "live.accelerator": Facet("LivePlot draws accelerator tensors", project(_curves, CURVES)),

@@ -7,7 +7,7 @@ these records for the numbers.
 
 from __future__ import annotations
 
-from kata.audit import Facet, close, project, typed
+from kata.audit import CONSTANT, SHAPE, Facet, close, project, typed
 from kata.audit._draws import half_model, loader, tiny_model
 
 __all__ = ["FACETS", "RECORDS"]
@@ -50,7 +50,7 @@ def _kinds(node):
 
 FACETS = {
     "types": Facet("train_epoch returns (mean_loss, accuracy) as Python floats",
-                   project(lambda f: _kinds(f["result"])), record="epoch"),
+                   project(lambda f: _kinds(f["result"])), record="epoch", rests=SHAPE),
     "numbers": Facet("train_epoch's numbers are the book loop's", project(lambda f: f["result"], close(1e-5, 1e-7)),
                      record="epoch"),
     "weights": Facet("after the epoch, the model's weights are the book loop's",
@@ -58,9 +58,10 @@ FACETS = {
     "half": Facet("a probability of exactly 0.5 counts as a smile (pred >= 0.5)",
                   project(lambda result: result["v"][1], close(1e-6, 1e-9))),
     "device.types": Facet("on the accelerator: (mean_loss, accuracy) as Python floats",
-                          project(lambda f: _kinds(f["result"])), record="epoch.device"),
+                          project(lambda f: _kinds(f["result"])), record="epoch.device", rests=SHAPE),
     "device.placement": Facet("on the accelerator: the model stays there",
-                              project(lambda f: [p.get("device") for p in f["after"]]), record="epoch.device"),
+                              project(lambda f: [p.get("device") for p in f["after"]]), record="epoch.device",
+                              rests=CONSTANT),
     "device.numbers": Facet("on the accelerator: the book loop's numbers",
                             project(lambda f: f["result"], close(1e-4, 1e-6)), record="epoch.device"),
     "device.weights": Facet("on the accelerator: the book loop's weights, on the accelerator",

@@ -18,8 +18,9 @@ __all__ = ["failed_import"]
 # --- the header of a run: the protections in force (kata/grading/sandbox.py) -------------------------------
 
 GRADES = N_("each check's points need the audit's records of the submission's own functions, on inputs drawn for "
-            "this run, to agree with the reference's (computed outside the sandbox); a few checks also rest on what "
-            "the sandboxed process observed (see docs/teaching.md)")
+            "each hand-in, to agree with the reference's (computed outside the sandbox), and its declared settings, "
+            "read from its source, to be the reference's; the checks of constants, shapes, properties and behaviour "
+            "rest on what the graded process reports (listed in summary.json; see docs/teaching.md)")
 SANDBOX = {
     "bubblewrap": N_("bubblewrap: no network; its own PID, IPC and UTS namespaces; the system, Python and the kata "
                      "read-only; no reference solutions, no grades, no homes, no other submission; its own folder, "
@@ -59,7 +60,9 @@ GRADED = (N_("kata grade: {n} submission in {seconds:.1f} s ({each:.1f} s each w
           N_("kata grade: {n} submissions in {seconds:.1f} s ({each:.1f} s each with --jobs {jobs}); {limits}"))
 NO_RECORD = N_("the reference could not make the audit's record {record} here: the checks resting on it rest on the "
                "sandbox's report this run")
+REVIEW_SOURCE = N_("{unresolved} (the source does not fix it: check it by hand)")
 FORGED = (N_("forged: {exercise}: {facet}"), N_("forged: {exercise}: {facet} (and {more} more)"))
+UNCONFIRMED = (N_("not confirmed: {exercise}: {facet}"), N_("not confirmed: {exercise}: {facet} (and {more} more)"))
 IMPORT = (N_("{modules} fails to import"), N_("{modules} fail to import"))
 TIMED_OUT = (N_("timed out: {n} check did not run"), N_("timed out: {n} checks did not run"))
 ENDED = (N_("the test process ended early {n} time (see the failed checks)"),
@@ -71,9 +74,13 @@ QUIET = (N_("did not finish this check within its time limit ({s:g} s), and was 
 # --- what a student reads (kata/grading/reports.py) -------------------------------------------------------
 
 DISAGREED = N_("These checks passed in your run, but the audit of your functions (called again on inputs drawn for "
-               "this grading run, and compared with the reference outside your code's process) disagreed, so they "
-               "earn nothing:")
-OBSERVED = N_("Some of these checks also rest on what only the running code could show: {observed}.")
+               "your hand-in, and compared with the reference outside your code's process) or of what your source "
+               "declares disagreed, so they earn nothing:")
+UNCONFIRMED_TEXT = N_("These checks passed in your run, but your code's own process reported the same fact otherwise "
+                      "when the audit asked again, so they earn nothing (code that answers differently from run to "
+                      "run, or by who asks, does this):")
+OBSERVED = N_("Some of these checks' points rest on what your code's own process reported (what no answer shows, or "
+              "what any code could answer without the work): {observed}.")
 FAILED = N_("The autograder failed before it could grade this submission (exit status $status).")
 TELL = N_("Tell your teacher: resubmitting will not help until it is fixed.")
 

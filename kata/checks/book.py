@@ -14,8 +14,8 @@ from torchvision import transforms as T
 from kata.checks.history import History
 from kata.data.layout import SMILING
 
-__all__ = ["BOOK_LAYERS", "BOOK_PARAMETERS", "CROP", "IMAGE",
-           "book_cnn", "book_epoch", "book_eval_transform", "book_train", "book_train_transform", "smile_of"]
+__all__ = ["BOOK_LAYERS", "BOOK_PARAMETERS", "CROP", "IMAGE", "book_cnn", "book_epoch", "book_eval_transform",
+           "book_train", "book_train_candidates", "book_train_transform", "smile_of"]
 
 CROP = [178, 178]   # CelebA's aligned faces are 178 wide: a square crop of that side
 IMAGE = [64, 64]    # what the CNN sees
@@ -56,6 +56,18 @@ def book_train_transform() -> T.Compose:
 def book_eval_transform() -> T.Compose:
     """The book's validation and test transform: the centre 178x178, 64x64, a tensor."""
     return T.Compose([T.CenterCrop(CROP), T.Resize(IMAGE), T.ToTensor()])
+
+
+def book_train_candidates(image) -> list[torch.Tensor]:
+    """Every tensor the book's training transform can make of a 178-wide face: each crop, flipped or not."""
+    from PIL import Image
+
+    out = []
+    for top in range(image.height - CROP[0] + 1):
+        crop = image.crop((0, top, CROP[1], top + CROP[0]))
+        for picture in (crop, crop.transpose(Image.Transpose.FLIP_LEFT_RIGHT)):
+            out.append(T.ToTensor()(T.Resize(IMAGE)(picture)))
+    return out
 
 
 def smile_of(attr: torch.Tensor) -> torch.Tensor:

@@ -20,12 +20,13 @@ from pathlib import Path
 
 import torch
 
+from kata.audit.payloads import RunsCode
 from kata.checks import lessons
 from kata.checks.history import HISTORY_NAMES, History
 from kata.checks.messages import describe
 from kata.i18n import _, say
 
-__all__ = ["EPOCH", "HISTORY", "Contents", "RunsCode", "contents", "describe_file", "device_tags", "epoch_problem",
+__all__ = ["EPOCH", "HISTORY", "Contents", "contents", "describe_file", "device_tags", "epoch_problem",
            "file_problem", "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
            "optimizer_state", "read",
            "refused_global", "state", "state_problem", "unreadable_problem", "with_hidden_code"]
@@ -314,24 +315,15 @@ def moved_problem(path, model, optimizer, device) -> str | None:
 # --- a file that would run code --------------------------------------------------------------------
 
 
-class RunsCode:
-    """Pickles as a call of ``builtins.exec``: unpickled without weights_only, it writes ``marker``."""
-
-    def __init__(self, marker: Path):
-        self.code = f"open({str(marker)!r}, 'w').write('this checkpoint ran code')"
-
-    def __reduce__(self):
-        return exec, (self.code,)
-
-
-def with_hidden_code(path: Path, marker: Path) -> None:
+def with_hidden_code(path: Path, marker: Path, kind: str = "exec") -> None:
     """Rewrite the checkpoint at ``path`` (the learner's own, for the check's tiny model) with a pickled
-    call hidden in it, beside what it held: a file its reader's ``load_checkpoint`` would otherwise take."""
+    call of ``kind`` (kata.audit.payloads.KINDS) hidden in it, beside what it held: a file its reader's
+    ``load_checkpoint`` would otherwise take."""
     try:
         obj = torch.load(path, weights_only=True, map_location="cpu")
     except Exception:  # noqa: BLE001 - the learner's own file of the check's model: read it as it was written
         obj = torch.load(path, weights_only=False, map_location="cpu")
-    hidden = RunsCode(marker)
+    hidden = RunsCode(marker, kind, source=path)
     if isinstance(obj, dict):
         obj = {**obj, "notes": hidden}
     elif isinstance(obj, list):

@@ -16,8 +16,8 @@ Where it can, the laptop is forked instead (:class:`Forks`) from a process that
 has imported torch but never installed the simulated accelerator: that process
 is the machine already, without paying for torch's import again (4.6 to 6 s of
 the check, measured). Under ``kata grade`` it is the checks' server
-(kata/grading/server.py), and the checks' child asks it through the socket named
-by ``KATA_LAPTOP_FD``. In any other run of the checks it is forked from the run
+(kata/grading/server.py), and the checks' child asks it through the socket the server
+gives it (:func:`ask_through`). In any other run of the checks it is forked from the run
 itself by :func:`serve_laptops`, while the checks are collected and before the
 kata's plugin installs the simulated accelerator. Either server forks each laptop
 from itself, never from the asking process, and ends every laptop when the run
@@ -43,10 +43,9 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["FORK_FD", "TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops"]
+__all__ = ["TIMEOUT", "Forks", "NotRun", "ask_through", "main", "open_elsewhere", "serve_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
-FORK_FD = "KATA_LAPTOP_FD"   # in a grading server's checks child: the socket on which it asks for a forked laptop
 
 
 class NotRun(Exception):
@@ -64,8 +63,7 @@ def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
     with tempfile.TemporaryDirectory(prefix="kata-elsewhere-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "result.pt"
         job_file.write_text(json.dumps({**job, "result": str(result_file)}))
-        channel = os.environ.get(FORK_FD) or _served   # a grading server's, else this run's own
-        status, said = _spawned(job_file, timeout) if channel is None else _forked(job_file, timeout, int(channel))
+        status, said = _spawned(job_file, timeout) if _served is None else _forked(job_file, timeout, _served)
         if status != 0 or not result_file.is_file():
             tail = said.strip().splitlines()[-3:]
             raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status=status,
@@ -108,7 +106,7 @@ def _forked(job_file: Path, timeout: float, fd: int) -> tuple[int, str]:
 
 class Forks:
     """A grading server's laptops, forked from the server (torch imported, no accelerator installed) for its
-    checks' child, which asks through the other end of :attr:`theirs` (kept open as ``KATA_LAPTOP_FD``).
+    checks' child, which asks through the other end of :attr:`theirs` (kept open: :func:`ask_through`).
 
     The server calls :meth:`poll` while it waits for the child and :meth:`close` when the run ends: every
     laptop still running is ended then, and one running longer than ``TIMEOUT`` before."""
@@ -174,7 +172,13 @@ class Forks:
         self.theirs.close()
 
 
-_served: int | None = None   # the asking end of this process's laptop server (serve_laptops), while it runs
+_served: int | None = None   # the asking end of a laptop server: a grading server's, or this run's own (serve_laptops)
+
+
+def ask_through(fd: int | None) -> None:
+    """In a grading server's checks child: ask for laptops through ``fd``, the server's socket (None: no more)."""
+    global _served
+    _served = fd
 
 
 def serve_laptops():
@@ -188,15 +192,15 @@ def serve_laptops():
     import threading
 
     torch = sys.modules.get("torch")
-    if _served is not None or os.environ.get(FORK_FD) or not hasattr(os, "fork") or not Forks.usable() \
+    if _served is not None or not hasattr(os, "fork") or not Forks.usable() \
             or torch is None or hasattr(torch, "simgpu") or threading.active_count() > 1:
         return None
-    # What every laptop does first, done once here: the kata's helpers, and an optimizer made (torch imports
-    # torch.distributed.tensor and sympy for the first one, about 1 s; no backward pass before the simulator).
-    from kata.checks import doubles
+    # What every laptop does first, done once here: the kata's helpers, and torch's first-use imports (no backward
+    # pass before the simulator).
+    from kata.checks import doubles  # noqa: F401 - every laptop builds the checks' tiny model
     from kata.harness import target as _target  # noqa: F401 - the laptops load the learner's module with it
 
-    torch.optim.Adam(doubles.tiny_model(0).parameters())
+    forked.warm_torch()
     forks, parent = Forks(), os.getpid()
     sys.stdout.flush()
     sys.stderr.flush()
@@ -249,7 +253,7 @@ def _laptop(job: str, cwd: str) -> None:
         out = os.open(Path(job).with_name("output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         forked.streams_to(out)   # none of the server's channels
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
-        os.environ.pop(FORK_FD, None)
+        ask_through(None)   # a laptop asks for none
         status = main([job])
     except BaseException:  # noqa: BLE001 - whatever happens, say it and end
         import traceback

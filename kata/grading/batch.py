@@ -4,8 +4,10 @@ Submissions are graded ``jobs`` at a time, each job with its two servers
 (kata/grading/slots.py): the audit's records, then the checks. The reference
 solutions' check run goes first on the first job (or is reused from
 ``reference.json`` while nothing it depends on changed); their records are made
-here, with the run's fresh seed (kata/audit/reference.py). Once every submission's
-processes have ended, the scores are computed and the reports written.
+here, with the run's fresh seed and each hand-in's own (kata/audit/reference.py),
+each hand-in's verdicts as soon as its processes have ended. Then the scores are
+computed and the reports written. Whatever one hand-in's bytes do to the grader
+becomes that hand-in's row: every other row is written.
 """
 
 from __future__ import annotations
@@ -111,7 +113,7 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
                      n=len(saved["checks"])))
         for job in pool:
             job.order = list(saved["checks"])
-        graded = _run_all(pool, subs, progress)
+        graded = _run_all(pool, subs, progress, ref)
     finally:
         for job in pool:
             job.records.stop()
@@ -119,10 +121,8 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
     unavailable = [f for f, v in ref.verdicts({}).items() if (v or "").startswith("unavailable")]
     scheme = Scheme.from_reference(saved, unavailable)
     scheme.warnings += [say(texts.NO_RECORD, record=f) for f in ref.failures()]
-    scores = []
-    for g in graded:
-        finish(g, scheme.checks, limits.timeout)
-        scores.append(score(g, scheme, ref.verdicts(g.records)))
+    scores = [_scored(g, verdicts, scheme, limits) for g, verdicts in graded]
+    graded = [g for g, _verdicts in graded]
     seconds = time.monotonic() - start
     extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
              "seconds": round(seconds, 1), "jobs": len(pool), "seed": ref.seed, "checks": len(scheme.checks),
@@ -141,8 +141,38 @@ def _grade(subs, out: Path, reference_path: Path, limits: Limits, jobs: int, pro
     return scores
 
 
-def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
-    """Each submission on the first free job, in order; the first error ends the run."""
+def _scored(graded: Graded, verdicts: dict, scheme: Scheme, limits: Limits) -> Score:
+    """The hand-in's score; a row that says why when its bytes made scoring fail (the others are scored)."""
+    try:
+        finish(graded, scheme.checks, limits.timeout)
+        return score(graded, scheme, verdicts)
+    except Exception as exc:  # noqa: BLE001 - one hand-in's data never ends the class's run
+        why = say("the grader could not score it: {kind}: {error}", kind=type(exc).__name__, error=str(exc)[:200])
+        graded.problems.append(why)
+        names = curriculum.names()
+        return Score(graded.name, dict.fromkeys(names, 0.0), dict.fromkeys(names, 0), dict.fromkeys(names, 0), 0.0,
+                     why, {})
+
+
+def _judged(graded: Graded, ref: Reference) -> dict:
+    """The verdicts on a hand-in's records (made at once: the reference's records for its seed are let go)."""
+    if not graded.found:
+        return {}
+    seed = graded.seed
+    try:
+        return ref.verdicts(graded.records, seed)
+    except Exception as exc:  # noqa: BLE001 - a record the judge can't take voids this hand-in's verdicts only
+        graded.problems.append(say("the grader could not read its records: {kind}: {error}", kind=type(exc).__name__,
+                                   error=str(exc)[:200]))
+        return {}
+    finally:
+        if seed is not None:
+            ref.forget(seed)
+
+
+def _run_all(pool: list[Job], subs: list[Submission], progress: bool, ref: Reference) -> list[tuple[Graded, dict]]:
+    """Each submission on the first free job, in order, with a seed of its own; its verdicts made as soon as its
+    processes have ended (while the job takes the next). A grader's own failure ends the run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
@@ -151,20 +181,21 @@ def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Gr
     for job in pool:
         free.put(job)
 
-    def one(sub: Submission) -> Graded:
+    def one(sub: Submission) -> tuple[Graded, dict]:
         job = free.get()
         try:
-            return grade_submission(job, sub)
+            graded = grade_submission(job, sub, seed=new_seed())
         finally:
             free.put(job)
+        return graded, _judged(graded, ref)
 
     graded = []
-    with ThreadPoolExecutor(len(pool)) as workers, tqdm(
+    with ThreadPoolExecutor(2 * len(pool)) as workers, tqdm(
             total=len(subs), desc="kata grade", unit=_("submission"), disable=not progress or not subs,
             file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
         try:
-            for g in workers.map(one, subs):
-                graded.append(g)
+            for g, verdicts in workers.map(one, subs):
+                graded.append((g, verdicts))
                 bar.update(1)
                 bar.set_postfix_str(g.name, refresh=False)
         except BaseException:

@@ -57,18 +57,22 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
     mine = [c for c in scheme.checks if exercise_name(c) == ex.name]
     failing = [c for c in mine if scheme.weight[c] > 0 and graded.results.get(c, {}).get("outcome") != "passed"]
     forged = [c for c in mine if c in s.forged]
+    unconfirmed = [c for c in mine if c in s.unconfirmed]
     heading = f"## {ex.label}: {_(ex.title)}"
     if not scheme.max[ex.name]:
         return [heading, "", _("Not graded here: none of its checks runs on this machine."), ""]
     lines = [heading, "", say("{earned:.2f} / {max:g}: {passed} of {counted} checks count.",
                               earned=s.exercises[ex.name], max=scheme.max[ex.name], passed=s.passed[ex.name],
                               counted=s.counted[ex.name])]
-    observed = sorted({_(scheme.observed[c]) for c in mine if scheme.observed.get(c) and scheme.weight[c] > 0})
+    observed = sorted({_(fact) for c in mine if scheme.weight[c] > 0 for fact in scheme.on_the_process(c)})
     if observed:
         lines += ["", say(texts.OBSERVED, observed="; ".join(observed))]
     if forged:
         lines += ["", _(texts.DISAGREED), ""]
         lines += [f"- `{check_name(c)}`: {'; '.join(s.forged[c])}" for c in forged]
+    if unconfirmed:
+        lines += ["", _(texts.UNCONFIRMED_TEXT), ""]
+        lines += [f"- `{check_name(c)}`: {'; '.join(s.unconfirmed[c])}" for c in unconfirmed]
     if not failing:
         return lines + [""]
     lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(_hint(ex), "> ", lambda _: True),
@@ -92,9 +96,10 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
             test = {"name": f"{ex.label}: {check_name(c)}", "number": f"{ex.number}.{k}", "visibility": "visible",
                     "tags": [ex.name]}
             if w > 0:
-                ok = r.get("outcome") == "passed" and c not in s.forged
-                output = "" if ok else say("the audit disagreed: {facets}", facets="; ".join(s.forged[c])) \
-                    if c in s.forged else r.get("message") or r.get("outcome", "failed")
+                disagreed = s.forged.get(c) or s.unconfirmed.get(c)
+                ok = r.get("outcome") == "passed" and not disagreed
+                output = "" if ok else say("the audit disagreed: {facets}", facets="; ".join(disagreed)) \
+                    if disagreed else r.get("message") or r.get("outcome", "failed")
                 test.update(score=round(w, 4) if ok else 0.0, max_score=round(w, 4),
                             status="passed" if ok else "failed", output=output)
             else:
@@ -110,6 +115,7 @@ def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
             f"status: {s.status}", f"limits: {limits.describe()}", *[f"protection: {p}" for p in protections],
             *[f"review: {n}" for n in graded.notes],
             *[f"forged: {check_name(c)}: {'; '.join(f)}" for c, f in s.forged.items()],
+            *[f"not confirmed: {check_name(c)}: {'; '.join(f)}" for c, f in s.unconfirmed.items()],
             f"seconds: {graded.seconds:.1f}", ""]
     return "\n".join(head + graded.log) + "\n"
 
@@ -149,11 +155,17 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         for sub in ("results", "feedback", "logs"):
             (staging / sub).mkdir()
         for g, s in zip(graded, scores, strict=True):
-            feedback = feedback_markdown(g, s, scheme)
+            try:
+                feedback = feedback_markdown(g, s, scheme)
+                results = json.dumps(gradescope_results(g, s, scheme, feedback), indent=1) + "\n"
+                log = _log(g, s, protections, limits)
+            except Exception as exc:  # noqa: BLE001 - what one hand-in's bytes did to a report is its row's alone
+                feedback = log = say("The grader could not write this feedback: {kind}: {error}",
+                                     kind=type(exc).__name__, error=str(exc)[:300]) + "\n"
+                results = json.dumps({"score": round(s.total, 2), "output": feedback}) + "\n"
             (staging / "feedback" / f"{g.name}.md").write_text(feedback)
-            (staging / "results" / f"{g.name}.json").write_text(
-                json.dumps(gradescope_results(g, s, scheme, feedback), indent=1) + "\n")
-            (staging / "logs" / f"{g.name}.log").write_text(_log(g, s, protections, limits))
+            (staging / "results" / f"{g.name}.json").write_text(results)
+            (staging / "logs" / f"{g.name}.log").write_text(log)
         for name in ("results", "feedback", "logs"):
             target = out / name
             if target.is_dir() and not target.is_symlink():
@@ -168,11 +180,12 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "max": {n: scheme.max[n] for n in names}, "total": scheme.total,
         "submissions": {s.name: {"exercises": {n: round(s.exercises[n] + 0.0, 2) for n in names},
                                  "total": round(s.total + 0.0, 2), "percent": percent(s.total, scheme.total),
-                                 "status": s.status, "forged": s.forged, "review": g.notes, "path": str(g.path)}
+                                 "status": s.status, "forged": s.forged, "not_confirmed": s.unconfirmed,
+                                 "review": g.notes, "path": str(g.path)}
                         for g, s in zip(graded, scores)},
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,
-        "resting_on_the_process": {c: {"points": round(w, 4), "observed": scheme.observed[c]}
-                                   for c, w in scheme.weight.items() if w > 0 and scheme.observed.get(c)},
+        "resting_on_the_process": {c: {"points": round(w, 4), "what": scheme.on_the_process(c)}
+                                   for c, w in scheme.weight.items() if w > 0 and scheme.on_the_process(c)},
         **extra,
     }
     write_json(out / "summary.json", summary)

@@ -13,7 +13,7 @@ that passed here still needs the audit's agreement (kata/grading/scoring.py).
 
 from __future__ import annotations
 
-import json
+import contextlib
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from kata import audit, curriculum
 from kata.audit import texts
+from kata.grading import hostile
 from kata.grading.intake import Submission, take
 from kata.grading.sandbox import Limits
 from kata.grading.slots import Answer, Slot
@@ -56,6 +57,7 @@ class Graded:
     timed_out: bool = False
     disk_full: bool = False
     output_bytes: int = 0
+    seed: int | None = None                                  # what the records' inputs were drawn from
 
 
 @dataclass
@@ -71,19 +73,18 @@ class Job:
 
 
 def outcomes(text: str) -> tuple[dict[str, dict], bool]:
-    """Each check's outcome from a pytest report log, read by the one outcome model
-    (kata.harness.outcomes), for the checks whose teardown was reported (done), and whether the
-    session finished."""
-    reports, finished = [], False
+    """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
+    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done), and whether the
+    session finished. A check reported twice for one phase is failed: neither report is taken."""
+    reports, finished, phases = [], False, Counter()
     for line in text.splitlines():
-        try:
-            report = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(report, dict):
-            finished = finished or report.get("$report_type") == "SessionFinish"
-            if report.get("$report_type") == "TestReport" and isinstance(report.get("nodeid"), str):
-                reports.append(report)
+        with contextlib.suppress(hostile.Unreadable):
+            report = hostile.decode(line)
+            if isinstance(report, dict):
+                finished = finished or report.get("$report_type") == "SessionFinish"
+                if report.get("$report_type") == "TestReport" and isinstance(report.get("nodeid"), str):
+                    reports.append(report)
+                    phases[report["nodeid"], str(report.get("when"))] += 1
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
     marks = {}
     for r in reports:
@@ -91,11 +92,17 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
         marks.setdefault(r["nodeid"], props.get("kata_audit"))
     try:
         found = outcomes_model.records(reports)
-    except (TypeError, ValueError, KeyError):   # a log the submission wrote itself: read no further
+    except Exception:  # noqa: BLE001 - a log the submission wrote itself: read no further
         found = []
-    return {r.nodeid: {"outcome": "failed" if r.outcome == "todo" else r.outcome, "todo": r.outcome == "todo",
-                       "message": r.message, "cause": r.cause, "audit": marks.get(r.nodeid)}
-            for r in found if r.nodeid in done}, finished
+    results = {r.nodeid: {"outcome": "failed" if r.outcome == "todo" else r.outcome, "todo": r.outcome == "todo",
+                          "message": r.message, "cause": r.cause, "audit": marks.get(r.nodeid)}
+               for r in found if r.nodeid in done}
+    for (nodeid, when), n in phases.items():
+        if n > 1:
+            results[nodeid] = {"outcome": "failed", "todo": False, "cause": "twice", "audit": marks.get(nodeid),
+                               "message": say("the report log holds this check's {when} {n} times: the grader "
+                                              "takes none of them", when=when, n=n)}
+    return results, finished
 
 
 def _why(answer: Answer, limits: Limits, record: bool) -> str:
@@ -103,7 +110,7 @@ def _why(answer: Answer, limits: Limits, record: bool) -> str:
         return say("ran out of memory ({mb:,} MB for all of the submission's processes)", mb=limits.memory_mb)
     if answer.end == "quiet":
         return say(texts.QUIET[record], s=limits.test_timeout)
-    if answer.end == "lost":
+    if answer.end == "lost" or answer.why:
         return answer.why
     if answer.disk_full:
         return say("filled its disk ({mb:,} MB)", mb=limits.disk_mb)
@@ -116,6 +123,9 @@ def _log(graded: Graded, role: str, answer: Answer) -> None:
     graded.output_bytes += answer.output_bytes
     graded.disk_full = graded.disk_full or answer.disk_full
     graded.log.append(f"--- {role}: {answer.seconds:.1f} s, ended: {answer.end} ---\n{answer.output.rstrip()}")
+    if answer.left:
+        graded.log.append(f"--- {role}: " + say("this hand-in left its sandbox other than it found it (replaced before "
+                                                "the next hand-in): {left}", left="; ".join(answer.left[:20])))
 
 
 def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
@@ -127,16 +137,20 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
             graded.timed_out = True
             return
         skip = [f"{ex}/{n}" for ex, names in graded.records.items() for n in names]
-        answer = job.records.ask({"files": files, "seed": job.seed, "skip": skip, "wall": left,
+        answer = job.records.ask({"files": files, "seed": graded.seed, "shared": job.seed, "skip": skip, "wall": left,
                                   "quiet": audit.RECORD_SECONDS + 15, "start": audit.RECORD_SECONDS}, left + 60)
         _log(graded, "the audit's records", answer)
+        seen = {(ex, n) for ex, names in graded.records.items() for n in names}
         for line in answer.report.splitlines():
             try:
-                exercise, name, result = json.loads(line)
-            except (ValueError, TypeError):
+                exercise, name, result = hostile.decode(line)
+            except (hostile.Unreadable, ValueError, TypeError):
                 continue
             if isinstance(exercise, str) and isinstance(name, str) and isinstance(result, dict):
+                if (exercise, name) in seen:   # void, not replaced: which of the two would be the code's?
+                    result = {"error": say("the record was written twice; the grader takes neither")}
                 graded.records.setdefault(exercise, {})[name] = result
+                seen.add((exercise, name))
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return
@@ -151,9 +165,20 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
             return
 
 
+def _sources(graded: Graded, files: dict[str, str]) -> None:
+    """What each module's source declares, read here (kata/audit/declared.py), over anything the sandbox sent under
+    that name; what the source does not fix goes to review."""
+    for exercise in curriculum.names():
+        found = audit.source_record(exercise, files)
+        if found is not None:
+            graded.records.setdefault(exercise, {})[audit.SOURCE_RECORD] = found
+            unresolved = found.get("data", {}).get("unresolved", [])
+            graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
+
+
 def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
     limits, strikes = job.limits, Counter()
-    args = [*job.pytest_args, "--target", "{work}/sub/exercises", "--report-log", "{work}/out/report.jsonl"]
+    args = [*job.pytest_args, "--target", "{work}/exercises", "--report-log", "{work}/out/report.jsonl"]
     for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
         if left < 1:
@@ -185,17 +210,28 @@ def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float) ->
             return
 
 
-def grade_submission(job: Job, sub: Submission, timeout: float | None = None, reference: bool = False) -> Graded:
-    """Take, note, make the records of and check one submission."""
+def grade_submission(job: Job, sub: Submission, timeout: float | None = None, reference: bool = False,
+                     seed: int | None = None) -> Graded:
+    """Take, note, make the records of (drawn from ``seed``, by default the job's) and check one submission.
+    Whatever goes wrong in the grader while it does is this submission's row, never an exception out of here."""
     start = time.monotonic()
-    graded = Graded(sub.name, sub.path)
-    taken = take(sub.path, trusted=reference)
-    graded.found, graded.problems = taken.modules, list(taken.problems)
-    graded.notes = [] if reference else review(taken.files)
-    if graded.found:
-        deadline = start + (timeout or job.limits.timeout)
-        if not reference:
-            _records(job, graded, taken.files, deadline)
-        _checks(job, graded, taken.files, deadline)
+    graded = Graded(sub.name, sub.path, seed=job.seed if seed is None else seed)
+    try:
+        taken = take(sub.path, trusted=reference)
+        graded.found, graded.problems = taken.modules, list(taken.problems)
+        graded.notes = [] if reference else review(taken.files)
+        if graded.found:
+            deadline = start + (timeout or job.limits.timeout)
+            if not reference:
+                _records(job, graded, taken.files, deadline)
+                _sources(graded, taken.files)
+            _checks(job, graded, taken.files, deadline)
+    except Exception as exc:  # noqa: BLE001 - the grader's failure on one hand-in is that hand-in's row
+        why = say("the grader could not read its report: {kind}: {error}", kind=type(exc).__name__,
+                  error=str(exc)[:300])
+        graded.problems.append(why)
+        graded.log.append(f"--- {why}")
+        job.records.stop()   # and the next hand-in starts with fresh servers
+        job.checks.stop()
     graded.seconds = time.monotonic() - start
     return graded

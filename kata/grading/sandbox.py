@@ -4,12 +4,12 @@ Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed, with 
 
 * **bubblewrap** (``bwrap``) where it works: as root, and as an ordinary user
   (unprivileged user namespaces). Each job gets one sandbox per role
-  (kata/grading/server.py): no network, its own PID, IPC and UTS namespaces,
-  the system, Python and the kata read-only, and a fresh size-capped
-  job folder, ``/tmp`` and ``/dev/shm``. The reference solutions, the
-  grader's files, homes and other submissions are not in it; neither are the
-  checks, their helpers (``kata/checks``) or the kata's own tests in the
-  sandbox that makes the audit's records (kata/audit).
+  (kata/grading/server.py): no network, its own PID, IPC and UTS namespaces
+  (a host name as random as a container's), the system, Python and the kata
+  read-only, and a fresh size-capped job folder, ``/tmp`` and ``/dev/shm``.
+  The reference solutions, the grader's files, homes and other submissions
+  are not in it; neither are the checks, their helpers (``kata/checks``) or
+  the kata's own tests in the sandbox that makes the audit's records.
 * where bubblewrap is refused (a container without user namespaces, as on
   Gradescope) and the grader is root: each job runs as an unprivileged user
   of its own (uids from 61000), in a folder of its own; the file system and
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import math
 import os
+import secrets
 import shutil
 import site
 import subprocess
@@ -118,16 +119,27 @@ def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
     values = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
               "HOME": f"{work}/home", "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
               "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/home/.matplotlib", "XDG_CACHE_HOME": f"{work}/home/.cache",
-              "TORCH_HOME": f"{work}/home/.torch", "KATA_DATA": f"{work}/data", "KATA_HOME": str(roots.project.root),
+              "TORCH_HOME": f"{work}/home/.torch", "KATA_HOME": str(roots.project.root),
               "KATA_WORK": work, "KATA_AUDIT_DATA": str(roots.data), "OMP_NUM_THREADS": str(threads),
               "MKL_NUM_THREADS": str(threads), "NO_COLOR": "1", "COLUMNS": "100", "PYTHONDONTWRITEBYTECODE": "1",
-              "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "USER": "student", "LOGNAME": "student",
+              "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "USER": _user(), "LOGNAME": _user(),
               "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent),
-              "KATA_LANG": language()}   # the checks' messages in the report's language
+              "KATA_LANG": language()}   # the checks' messages in the report's language; the server reads every
+    # KATA_* variable and removes it before any hand-in runs (kata/grading/server.py)
     for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KATA_SIM_UNTESTED"):
         if name in os.environ:
             values[name] = os.environ[name]
     return [pair((k, v)) for k, v in values.items()]
+
+
+def _user() -> str:
+    """A user's name as ordinary as any: the grader's own (not root), else the machine's first user's, or "user"."""
+    try:
+        import pwd
+
+        return pwd.getpwuid(os.geteuid() or 1000).pw_name
+    except (ImportError, AttributeError, KeyError):
+        return "user"
 
 
 def _python_dirs() -> list[Path]:
@@ -151,7 +163,7 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
     project = roots.project.root
     size = str(limits.disk_mb << 20)
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-            "--cap-drop", "ALL", "--hostname", "kata-sandbox", "--clearenv", "--proc", "/proc", "--dev", "/dev",
+            "--cap-drop", "ALL", "--hostname", secrets.token_hex(6), "--clearenv", "--proc", "/proc", "--dev", "/dev",
             "--size", size, "--tmpfs", "/tmp", "--size", str(64 << 20), "--tmpfs", "/dev/shm",
             "--size", size, "--tmpfs", WORK]   # first: what is bound below /tmp (a virtual environment) stays seen
     if root:

@@ -12,21 +12,33 @@ running process observed.
 A submission earns a check's weight when the check passed in its sandbox
 **and** each of the check's facets agrees with the reference (the audit's
 records, compared outside the sandbox). A check that passed but whose facet
-disagrees earns nothing: the row's status says ``forged:``, with the exercise
-and what disagreed. Review notes never change points.
+disagrees earns nothing. Where that facet rests on the work (the function's
+answer on inputs drawn for this hand-in) or on the source, honest code can't
+pass the check and disagree: the row's status says ``forged:``, with the
+exercise and what disagreed. Where it rests on the graded process (a constant,
+a shape, a property, a behaviour: kata.audit.PROCESS), it says ``not
+confirmed:``, which accuses nobody. The points whose checks rest on the
+process (such a facet, or what only the process observed) are listed as such.
+Review notes never change points.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cache
 
-from kata import curriculum
+from kata import audit, curriculum
 from kata.audit import texts
 from kata.grading.runner import Graded, exercise_name
 from kata.i18n import _, say
 
 __all__ = ["Scheme", "Score", "check_name", "finish", "percent", "score", "status_of"]
+
+
+@cache
+def _every_facet() -> dict[str, audit.Facet]:
+    return {name: f for ex in curriculum.names() for name, f in audit.facets(ex).items()}
 
 
 def check_name(nodeid: str) -> str:
@@ -88,9 +100,16 @@ class Scheme:
     def total(self) -> float:
         return math.fsum(self.max.values())
 
+    def on_the_process(self, nodeid: str) -> list[str]:
+        """What of check ``nodeid`` rests on the graded process: its process facts (by name) and what only the
+        running process observed (in words, translated where shown)."""
+        every = _every_facet()
+        found = [name for name in self.facets.get(nodeid, []) if name in every and every[name].rests in audit.PROCESS]
+        return found + ([self.observed[nodeid]] if self.observed.get(nodeid) else [])
+
     def resting_on_the_process(self) -> float:
-        """The points whose checks also rest on what only the sandboxed process observed."""
-        return math.fsum(w for c, w in self.weight.items() if self.observed.get(c))
+        """The points whose checks rest, at least in part, on the graded process."""
+        return math.fsum(w for c, w in self.weight.items() if w > 0 and self.on_the_process(c))
 
 
 @dataclass
@@ -101,38 +120,48 @@ class Score:
     counted: dict[str, int]
     total: float
     status: str
-    forged: dict[str, list[str]]          # nodeid -> the facets that disagreed (what, in words)
+    forged: dict[str, list[str]]          # nodeid -> the work or source facets that disagreed (what, in words)
+    unconfirmed: dict[str, list[str]] = field(default_factory=dict)   # nodeid -> its process facets that did
 
 
 def score(graded: Graded, scheme: Scheme, verdicts: dict[str, str | None]) -> Score:
-    exercises, passed, counted, forged = {}, {}, {}, {}
+    exercises, passed, counted, forged, unconfirmed = {}, {}, {}, {}, {}
+    rests = {name: f.rests for name, f in _every_facet().items()}
     for name in curriculum.names():
         mine = [c for c in scheme.checks if exercise_name(c) == name and scheme.weight[c] > 0]
         earned = []
         for c in mine:
             if graded.results.get(c, {}).get("outcome") != "passed":
                 continue
-            disagreed = [f + ": " + (verdicts.get(f) or _("no verdict")) for f in scheme.facets[c]
-                         if f not in verdicts or verdicts[f] is not None]
-            if disagreed:
-                forged[c] = disagreed
+            disagreed = [f for f in scheme.facets[c] if f not in verdicts or verdicts[f] is not None
+                         and not verdicts[f].startswith("unavailable")]   # the reference's record failed: not judged
+            said = {f: f + ": " + (verdicts.get(f) or _("no verdict")) for f in disagreed}
+            # honest code can't pass a check and disagree on a work or source fact: that alone is called forged
+            contradicted = [said[f] for f in disagreed if rests.get(f) not in audit.PROCESS]
+            if contradicted:
+                forged[c] = contradicted
+            elif disagreed:
+                unconfirmed[c] = list(said.values())
             else:
                 earned.append(c)
         exercises[name] = math.fsum(scheme.weight[c] for c in earned)
         passed[name], counted[name] = len(earned), len(mine)
     return Score(graded.name, exercises, passed, counted, math.fsum(exercises.values()),
-                 status_of(graded, forged), forged)
+                 status_of(graded, forged, unconfirmed), forged, unconfirmed)
 
 
-def status_of(graded: Graded, forged: dict[str, list[str]]) -> str:
-    """'ok', or what happened, in plain words: 'forged: ...' first, then what went wrong, then 'review: ...'."""
-    parts = []
+def _by_exercise(found: dict[str, list[str]], said: tuple[str, str]) -> list[str]:
     by_exercise: dict[str, list[str]] = {}
-    for nodeid, facets in forged.items():
+    for nodeid, facets in found.items():
         by_exercise.setdefault(exercise_name(nodeid), []).extend(facets)
-    for exercise, facets in by_exercise.items():
-        unique = list(dict.fromkeys(facets))
-        parts.append(say(texts.FORGED[len(unique) > 1], exercise=exercise, facet=unique[0], more=len(unique) - 1))
+    return [say(said[len(unique) > 1], exercise=exercise, facet=unique[0], more=len(unique) - 1)
+            for exercise, facets in by_exercise.items() for unique in [list(dict.fromkeys(facets))]]
+
+
+def status_of(graded: Graded, forged: dict[str, list[str]], unconfirmed: dict[str, list[str]] | None = None) -> str:
+    """'ok', or what happened, in plain words: 'forged: ...' first, then 'not confirmed: ...', then what went
+    wrong, then 'review: ...'."""
+    parts = _by_exercise(forged, texts.FORGED) + _by_exercise(unconfirmed or {}, texts.UNCONFIRMED)
     notes = list(graded.problems)
     names = curriculum.names()
     if not graded.found:

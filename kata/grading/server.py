@@ -1,17 +1,22 @@
 """A job's server, inside its sandbox: the heavy libraries imported once, one forked child per request.
 
 Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the sandbox of
-kata/grading/sandbox.py, each role imports what its children need (``checks``: pytest, the kata's plugin,
-the checks, collected once; ``records``: the audit's records, never the checks). For each request (one
-JSON line on stdin: ``{"id", "files", "wall", "quiet", ...}``) it forks a child that reads the request,
-writes the files into ``WORK/sub/exercises`` and runs them (pytest with a report log, or the records);
-waits for it (ended after ``wall`` seconds, or ``quiet`` seconds without a new report line; meanwhile it
-forks the checkpoint checks' laptops, kata/checks/elsewhere.py); ends every other process it can reach;
-and forks a process that answers with one JSON line on stdout: ``{"id", "end": "exit" | "wall" | "quiet",
-"status", "report", "output" (head and tail), "output_bytes", "disk_full", "seconds"}``. So the server
-never holds a submission's files or report, for a later child to find in the memory it inherits. It is
-not dumpable (a child can neither trace it nor read its memory), and a child holds none of its pipes
-once the request is read. A server that dies or stops answering is replaced by the grader.
+kata/grading/sandbox.py, each role imports what its children need (``checks``: pytest, the kata's plugin, the
+checks, collected once; ``records``: the audit's records, never the checks), after taking the grader's
+``KATA_*`` variables out of its environment. For each request (one JSON line on stdin: ``{"id", "files", "wall",
+"quiet", ...}``) it forks a child that reads the request, writes the files into a folder of its own (never
+reused, its name unguessable; the only modules it loads), with ``HOME`` and ``TMPDIR`` in it, and runs them
+(pytest with a report log, or the records). It waits for the child (its end seen at once; ended after ``wall``
+seconds, or ``quiet`` seconds without a new report line; meanwhile it forks the checkpoint checks' laptops,
+kata/checks/elsewhere.py, and tells the grader each second what the sandbox holds outside the processes' memory:
+``{"held": BYTES}``); ends every other process of the sandbox before anything is read; and forks a process that
+reads the report and output as hostile input (kata/grading/hostile.py), brings the sandbox back to its start and
+checks it (kata/grading/leftovers.py), and answers with one JSON line on stdout: ``{"id", "end": "exit" | "wall"
+| "quiet", "status", "report", "output" (head and tail), "output_bytes", "disk_full", "seconds", "why" (the
+report not read), "left" (what is not back: the grader replaces the server)}``. So the server never holds a
+submission's files or report, for a later child to find in the memory it inherits. It is not dumpable (a child
+can neither trace it nor read its memory), and a child holds none of its pipes once the request is read. A
+server that dies or stops answering is replaced by the grader.
 """
 
 from __future__ import annotations
@@ -22,19 +27,26 @@ import functools
 import importlib
 import json
 import os
+import posix
+import secrets
 import select
 import shutil
 import signal
 import sys
+import tempfile
 import time
 from pathlib import Path
 
+from kata.grading import hostile
+from kata.grading.leftovers import Leftovers
 from kata.harness import collector, forked
 from kata.i18n import say
 
 __all__ = ["main"]
 
-WORK = Path(os.environ.get("KATA_WORK", "/kata-job"))
+WORK = Path("/kata-job")      # the job's folder (KATA_WORK), a folder of its own per hand-in inside it
+KIND = "none"                 # the sandbox (KATA_SANDBOX): "bubblewrap", "user" or "none"
+AUDIT_DATA = Path(".")        # the audit's small CelebA (KATA_AUDIT_DATA)
 REPORT_LIMIT = 48 << 20
 OUTPUT_KEEP = 24 << 10
 SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "kata.sim",
@@ -51,6 +63,8 @@ def _preload(role: str, collect: list[str]) -> None:
             importlib.import_module(name)
         except Exception:  # noqa: BLE001 - the child imports (and reports) what is missing itself
             pass
+    with contextlib.suppress(Exception):
+        forked.warm_torch()
     if role == "records":
         from kata import audit, curriculum
 
@@ -86,24 +100,24 @@ class _Grading:
                                                                     getattr(item, "callspec", None))))
 
 
-def _child_checks(request: dict) -> int:
+def _child_checks(request: dict, folder: Path) -> int:
     import pytest
 
-    args = [a.replace("{work}", str(WORK)) for a in request["args"]]
+    args = [a.replace("{work}", str(folder)) for a in request["args"]]
     return int(pytest.main(args, plugins=[_Grading()]))
 
 
-def _child_records(request: dict) -> int:
+def _child_records(request: dict, folder: Path) -> int:
     from kata import curriculum, sim
     from kata.audit import Context, records, run_records
     from kata.harness.target import Target
 
     ok, _ = sim.support()
-    context = Context(request["seed"], WORK / "tmp", Path(os.environ["KATA_AUDIT_DATA"]),
-                      sim.install() if ok else None)
-    target = Target(WORK / "sub" / "exercises")
+    context = Context(request["seed"], folder / "tmp", AUDIT_DATA, sim.install() if ok else None,
+                      shared=request.get("shared"))
+    target = Target(folder / "exercises")
     done = set(request.get("skip", []))
-    with open(WORK / "out" / "report.jsonl", "a", encoding="utf-8") as out:
+    with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out:
         def write(exercise, name, result):
             try:
                 line = json.dumps([exercise, name, result])
@@ -121,7 +135,7 @@ def _child_records(request: dict) -> int:
     return 0
 
 
-def _child(role: str, control_in: int, told: int, out_fd: int, laptops: int | None) -> None:
+def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, laptops: int | None) -> None:
     """In the forked child: the request (its limits told to the server), the files, the role's work; never returns."""
     status = 3
     try:
@@ -133,15 +147,24 @@ def _child(role: str, control_in: int, told: int, out_fd: int, laptops: int | No
         os.close(told)
         if request is None:   # the grader closed the server's input: no more requests
             os._exit(0)
+        from kata.harness.target import Target
+
+        Target.only(request["files"])   # a module not handed in is missing, whatever the disk holds
         for name, text in request["files"].items():
-            (WORK / "sub" / "exercises" / name).write_text(text, encoding="utf-8")
+            (folder / "exercises" / name).write_text(text, encoding="utf-8")
         laptops = forked.streams_to(out_fd, keep=laptops)
         if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
-            os.environ["KATA_LAPTOP_FD"] = str(laptops)
+            from kata.checks import elsewhere
+
+            elsewhere.ask_through(laptops)
+        home = folder / "home"
+        os.environ.update(HOME=str(home), TMPDIR=str(folder / "tmp"), MPLCONFIGDIR=str(home / ".matplotlib"),
+                          XDG_CACHE_HOME=str(home / ".cache"), TORCH_HOME=str(home / ".torch"))
+        tempfile.tempdir = None   # found again, in this hand-in's own folder
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-        os.chdir(WORK / "sub")
+        os.chdir(folder)
         os.umask(0o077)
-        status = _child_checks(request) if role == "checks" else _child_records(request)
+        status = _child_checks(request, folder) if role == "checks" else _child_records(request, folder)
     except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
         print(say("kata grade: the test process ended with {kind}: {exc}", kind=type(exc).__name__, exc=exc),
               file=sys.stderr)
@@ -151,42 +174,18 @@ def _child(role: str, control_in: int, told: int, out_fd: int, laptops: int | No
         os._exit(status)
 
 
-def _end_others(child: int) -> None:
-    """Every process this server can reach but itself: the child's leftovers, whatever they did."""
-    bubblewrap = os.environ.get("KATA_SANDBOX") == "bubblewrap"
-    for _ in range(50):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if bubblewrap or os.environ.get("KATA_SANDBOX") == "user":
-                os.kill(-1, signal.SIGKILL)   # a PID namespace (or a user) of its own: all but itself and init
-            else:
-                os.killpg(child, signal.SIGKILL)
-        try:
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
-        except ChildProcessError:
-            return
-        time.sleep(0.01)
-
-
-def _wipe(folder: Path) -> None:
-    for entry in list(folder.iterdir()) if folder.is_dir() else []:
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry, ignore_errors=True)
-        else:
-            with contextlib.suppress(OSError):
-                entry.unlink()
-
-
 def _output(path: Path) -> tuple[str, int]:
     """The child's output, its head and tail when long, and its size."""
-    with contextlib.suppress(OSError), open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        head = f.read(OUTPUT_KEEP)
-        if size > 2 * OUTPUT_KEEP:
-            f.seek(size - OUTPUT_KEEP)
-            head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode()
-        return (head + f.read()).decode("utf-8", "replace"), size
-    return "", 0
+    try:
+        with hostile.open_regular(path) as f:
+            size = os.fstat(f.fileno()).st_size
+            head = f.read(OUTPUT_KEEP)
+            if size > 2 * OUTPUT_KEEP:
+                f.seek(size - OUTPUT_KEEP)
+                head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode()
+            return (head + f.read(OUTPUT_KEEP)).decode("utf-8", "replace"), size
+    except (OSError, hostile.Unreadable) as exc:
+        return f"({exc})", 0
 
 
 def _laptops():
@@ -196,80 +195,134 @@ def _laptops():
     return Forks() if Forks.usable() else None
 
 
-def _serve(role: str, control_in: int, control_out: int) -> bool:
-    """One request (False: there are none left): read by the child, answered by a process forked at its end."""
-    sandboxed = os.environ.get("KATA_SANDBOX") == "bubblewrap"
-    for folder in ("sub/exercises", "out", "tmp", "home", "data"):
-        (WORK / folder).mkdir(parents=True, exist_ok=True)
-    out_fd = os.open(WORK / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    report = WORK / "out" / "report.jsonl"
+def _wait(pid: int, request: dict, report: Path, forks, control_out: int, leftovers: Leftovers) -> str:
+    """Until the child ends, seen at once (a pidfd) and not reaped (its process group stays whole), or is ended
+    past its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
+    ended = None
+    with contextlib.suppress(AttributeError, OSError):   # Linux 5.3 and later; else a look each 20 ms
+        ended = os.pidfd_open(pid)
+    start = heard = told = time.monotonic()
+    size = 0
+    try:
+        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            now = time.monotonic()
+            with contextlib.suppress(OSError):
+                grown = os.lstat(report).st_size
+                size, heard = (grown, now) if grown != size else (size, heard)
+            if now - told >= 1:
+                told = now
+                os.write(control_out, (json.dumps({"held": leftovers.held()}) + "\n").encode())
+            quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
+            if now - start > request["wall"] or now - heard > quiet:
+                forked.end(pid)
+                return "wall" if now - start > request["wall"] else "quiet"
+            waits = [f for f in (ended, forks and forks.ours) if f is not None]
+            select.select(waits, [], [], 0.02 if ended is None or (forks and forks.running) else 0.1)
+            if forks:
+                forks.poll(0)
+        return "exit"
+    finally:
+        if ended is not None:
+            os.close(ended)
+
+
+def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -> bool:
+    """One request (False: there are none left), in a folder of its own: read by the child, answered by a process
+    forked at its end, once every other process of the sandbox is gone."""
+    folder = WORK / secrets.token_hex(16)   # never reused, and no earlier hand-in can know it
+    for name in ("exercises", "out", "tmp", "home"):
+        (folder / name).mkdir(parents=True, mode=0o700)
+    out_fd = os.open(folder / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    report = folder / "out" / "report.jsonl"
     report.touch()
     forks = _laptops() if role == "checks" else None
     told, tell = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(role, control_in, tell, out_fd, forks.theirs.fileno() if forks else None)
+        _child(role, folder, control_in, tell, out_fd, forks.theirs.fileno() if forks else None)
     for fd in (out_fd, tell):
         os.close(fd)
     with os.fdopen(told, "rb") as limits:
         request = json.loads(limits.read() or b"null")
-    end, status, size, heard = "exit", 0, 0, start
-    while request is not None:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            break
-        now = time.monotonic()
-        grown = report.stat().st_size if report.exists() else 0
-        if grown != size:
-            size, heard = grown, now
-        quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
-        if now - start > request["wall"] or now - heard > quiet:
-            end = "wall" if now - start > request["wall"] else "quiet"
-            forked.end(pid)
-            os.waitpid(pid, 0)
-            break
-        forks.poll(0.05) if forks else time.sleep(0.05)
+    end = _wait(pid, request, report, forks, control_out, leftovers) if request is not None else "exit"
     if forks:
         forks.close()
-    _end_others(pid)
-    if request is not None and os.fork() == 0:
-        _answer(request["id"], end, status, start, control_out)
+    status = leftovers.end_processes(pid)
+    if os.fork() == 0:
+        _answer(request, end, status, start, folder, control_out, leftovers)
     with contextlib.suppress(ChildProcessError):
         os.wait()
-    for folder in [WORK] + ([Path("/tmp"), Path("/dev/shm")] if sandboxed else []):
-        _wipe(folder)
     return request is not None
 
 
-def _answer(request_id: int, end: str, status: int, start: float, control_out: int) -> None:
-    """In a process forked for it, once every process of the child's is gone: the answer line (never returns)."""
+def _answer(request: dict | None, end: str, status: int, start: float, folder: Path, control_out: int,
+            leftovers: Leftovers) -> None:
+    """In a process forked for it, once every other process of the sandbox is gone: the report and the output
+    read as a stranger's, the sandbox brought back to its start and checked, the answer written (never returns)."""
     try:
-        report = ""
-        with contextlib.suppress(OSError), open(WORK / "out" / "report.jsonl", "rb") as f:
-            report = f.read(REPORT_LIMIT).decode("utf-8", "replace")
-        output, size = _output(WORK / "out" / "output.log")
-        answer = {"id": request_id, "end": end, "status": status, "report": report, "output": output,
-                  "output_bytes": size, "seconds": round(time.monotonic() - start, 2),
-                  "disk_full": shutil.disk_usage(WORK).free < (1 << 20)}
-        with os.fdopen(os.dup(control_out), "w") as answers:
-            answers.write(json.dumps(answer) + "\n")
+        report, why = "", ""
+        try:
+            with hostile.open_regular(folder / "out" / "report.jsonl") as f:
+                report = f.read(REPORT_LIMIT).decode("utf-8", "replace")
+        except (OSError, hostile.Unreadable) as exc:
+            why = say("left its report unreadable ({why})", why=exc)
+        output, size = _output(folder / "out" / "output.log")
+        disk_full = shutil.disk_usage(WORK).free < (1 << 20)
+        try:
+            left = leftovers.clear()
+        except Exception as exc:  # noqa: BLE001 - a sandbox that can't be checked is replaced all the same
+            left = [f"{type(exc).__name__}: {exc}"]
+        if request is not None:
+            answer = {"id": request["id"], "end": end, "status": status, "report": report, "output": output,
+                      "output_bytes": size, "seconds": round(time.monotonic() - start, 2), "disk_full": disk_full,
+                      "why": why, "left": left}
+            with os.fdopen(os.dup(control_out), "w") as answers:
+                answers.write(json.dumps(answer) + "\n")
     finally:
         os._exit(0)
 
 
+def _settle() -> None:
+    """The grader's ``KATA_*`` variables read into this process, then gone from its environment and from the copy
+    the kernel shows (``/proc/self/environ``). ``KATA_SIM_UNTESTED`` (a teacher's own choice) stays for kata.sim."""
+    global WORK, KIND, AUDIT_DATA
+    from kata.i18n import set_language
+    from kata.project import ProjectError, locate
+
+    WORK, KIND = Path(os.environ.get("KATA_WORK", WORK)), os.environ.get("KATA_SANDBOX", KIND)
+    AUDIT_DATA = Path(os.environ.get("KATA_AUDIT_DATA", AUDIT_DATA))
+    set_language(os.environ.get("KATA_LANG") or None)
+    with contextlib.suppress(ProjectError):
+        locate()   # found while KATA_HOME says where, and kept
+    gone = {n.encode() for n in os.environ if n.startswith("KATA_") and n != "KATA_SIM_UNTESTED"}
+    for name in gone:
+        os.environ.pop(name.decode(), None)
+        posix.environ.pop(name, None)
+    with contextlib.suppress(OSError, ValueError, IndexError):
+        stat = Path("/proc/self/stat").read_text().rsplit(")", 1)[1].split()
+        at, end = int(stat[47]), int(stat[48])   # env_start and env_end, the 50th and 51st fields
+        for entry in ctypes.string_at(at, end - at).split(b"\0"):
+            if entry.split(b"=")[0] in gone:
+                ctypes.memset(at, 0, len(entry))
+            at += len(entry) + 1
+
+
 def main(argv: list[str]) -> None:
     role = argv[0]
+    _settle()
     if sys.platform.startswith("linux"):
         ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)   # PR_SET_DUMPABLE 0: no ptrace, no /proc/PID/mem, by any child
     control_in, control_out = os.dup(0), os.dup(1)
     null = os.open(os.devnull, os.O_RDWR)
     for fd in (0, 1):
         os.dup2(null, fd)
+    WORK.mkdir(parents=True, exist_ok=True)
+    leftovers = Leftovers(KIND, WORK)   # the sandbox as it starts: after each hand-in, it is brought back to this
     with collector.preloading():   # never collected again: a child's collections skip it (and its pages)
         _preload(role, argv[1:])
     os.write(control_out, (json.dumps({"ready": os.getpid(), "role": role}) + "\n").encode())
-    while not select.select([control_in], [], [], 1.0)[0] or _serve(role, control_in, control_out):
+    while not select.select([control_in], [], [], 1.0)[0] or _serve(role, control_in, control_out, leftovers):
         pass
 
 

@@ -2,10 +2,13 @@
 
 A :class:`Slot` is one job's server of one role. It is started once and
 asked one request at a time; the grader waits for each answer with a deadline
-of its own, watches the memory of the server's children together (a cgroup
-holds them too, as root), and ends and replaces a server that dies, stops
-answering, or whose child ran out of memory. Everything a slot started ends
-with it: its processes (by their cgroup, or their ancestry), its folder.
+of its own, watches the memory of the server's children together, with what
+the server says its sandbox holds outside them (its tmpfs' files, System V
+shared memory; a cgroup holds it all too, as root), and ends and replaces a
+server that dies, stops answering, whose child ran out of memory, or whose
+sandbox a hand-in left other than it found it (the next ask starts a fresh
+one). Everything a slot started ends with it: its processes (by their cgroup,
+or their ancestry), its folder.
 """
 
 from __future__ import annotations
@@ -41,7 +44,8 @@ class Answer:
     output_bytes: int = 0
     disk_full: bool = False
     seconds: float = 0.0
-    why: str = ""
+    why: str = ""                 # why there is no answer ("lost"), or why the report was not read
+    left: list[str] = field(default_factory=list)   # what the hand-in left in the sandbox (it is then replaced)
 
     @property
     def signal(self) -> int | None:
@@ -117,8 +121,8 @@ class Slot:
         if line is None or "ready" not in line:
             self.stop()
             raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=self._log_tail()))
-        self.server = next((p for p in [self.process.pid, *_below(self.process.pid)]
-                            if b"kata.grading.server" in _cmdline(p)), self.process.pid)
+        self.server = ([p for p in [self.process.pid, *_below(self.process.pid)]   # the last: bubblewrap's own
+                        if b"kata.grading.server" in _cmdline(p)] or [self.process.pid])[-1]   # command names it too
         if self.cgroup:
             baseline = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
             self._limit_cgroup(baseline + (self.limits.memory_mb << 20))
@@ -135,26 +139,28 @@ class Slot:
         except OSError:
             self.stop()
             return Answer("lost", why=_("the sandbox's server was gone"))
-        deadline = time.monotonic() + timeout
+        deadline, look = time.monotonic() + timeout, time.monotonic()
         ceiling = self.limits.memory_mb << 20
-        killed_for_memory, ooms = False, self._oom_kills()
+        killed_for_memory, ooms, held = False, self._oom_kills(), 0
         while True:
             line = self._line(min(deadline, time.monotonic() + POLL))
-            if line is not None:
-                if "id" not in line:
-                    continue
+            if line is not None and "id" in line:
                 answer = Answer(**{k: line.get(k, v) for k, v in vars(Answer("")).items()})
                 if killed_for_memory or self._oom_kills() > ooms:
                     answer.end = "memory"
+                if answer.left:   # not as it started: the next hand-in gets a fresh sandbox
+                    self.stop()
                 return answer
+            held = line.get("held", held) if line is not None else held
             if self.process.poll() is not None or time.monotonic() >= deadline:
                 why = _("the sandbox's server stopped answering (by the submission's doing?)") \
                     if self.process.poll() is None else _("the sandbox's server ended (by the submission's doing?)")
                 self.stop()
                 return Answer("lost", why=why)
-            if not killed_for_memory and not self.cgroup:   # a cgroup holds the ceiling itself
+            if not killed_for_memory and not self.cgroup and time.monotonic() >= look:   # (a cgroup holds it)
+                look = time.monotonic() + POLL
                 children = _below(self.server)
-                if sum(_private_bytes(p) for p in children) > ceiling:
+                if sum(_private_bytes(p) for p in children) + held > ceiling:
                     killed_for_memory = True
                     for pid in children:
                         _kill(pid)
@@ -189,9 +195,11 @@ class Slot:
             if not raw:
                 return None
             try:
-                return json.loads(raw)
+                line = json.loads(raw)
             except ValueError:
                 continue
+            if isinstance(line, dict):
+                return line
         return None
 
     def _log_tail(self) -> str:

@@ -26,6 +26,7 @@ MODULES = {
     "kata.checks": N_("the checks' own helpers (the book's CNN and loop)"), "kata.grading": N_("the grader's own code"),
     "kata.audit": N_("the audit's own code"), "kata.harness": N_("the checks' machinery"),
     "kata.project": N_("where the kata's files (and the answers) are"), "solutions": N_("the reference solutions"),
+    "kata.data.synth": N_("the kata's synthetic CelebA"), "kata.sim": N_("the simulated accelerator's insides"),
     "pytest": N_("the test runner"), "_pytest": N_("the test runner's insides"),
 }
 CALLS = {"exec": N_("runs text as code"), "eval": N_("runs text as code"), "compile": N_("makes code from text"),
@@ -35,8 +36,19 @@ ATTRIBUTES = {"__code__", "__globals__", "__subclasses__", "__builtins__", "f_ba
               "tb_frame", "gi_frame", "modules", "_getframe", "meta_path", "path_hooks", "settrace", "setprofile"}
 
 
+def _noted(name: str) -> bool:
+    return any(name == prefix or name.startswith(prefix + ".") for prefix in MODULES)
+
+
 def _module_notes(node) -> list[tuple[int, str, str]]:
-    names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""]
+    """What an import reaches: each module it names; for ``from X import Y`` where X is none to note, each ``X.Y``
+    (``from kata import audit`` takes the module ``kata.audit``)."""
+    if isinstance(node, ast.Import):
+        names = [a.name for a in node.names]
+    elif _noted(node.module or ""):
+        names = [node.module]
+    else:
+        names = [f"{node.module}.{a.name}" for a in node.names if node.module and a.name != "*"]
     found = []
     for name in names:
         for prefix, why in MODULES.items():

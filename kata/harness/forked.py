@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-__all__ = ["end", "streams_to"]
+__all__ = ["end", "streams_to", "warm_torch"]
 
 
 def streams_to(out: int, keep: int | None = None) -> int | None:
@@ -36,3 +36,15 @@ def end(pid: int) -> None:
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(OSError):
             kill(pid, signal.SIGKILL)
+
+
+def warm_torch() -> None:
+    """What torch imports on its first use, imported once by a process the kata forks from, so that no fork pays it
+    (about 1.2 s each): torch.distributed.tensor and SymPy, which its first tensor on a device of the PrivateUse1
+    backend pulls in (the simulated accelerator's install), and torch._dynamo, which its first optimizer does.
+    Neither starts a thread, so the process stays safe to fork."""
+    import torch
+
+    with contextlib.suppress(ImportError):   # a torch built without distributed support has none
+        import torch.distributed.tensor  # noqa: F401 - imported for its import's sake
+    torch.optim.Adam(torch.nn.Linear(1, 1).parameters())

@@ -97,7 +97,12 @@ class Target:
 
     ``on_import`` callbacks are told ``(name, "start")`` before a module's code runs
     and ``(name, "end")`` after (the grader uses them to know whose import ended a
-    process)."""
+    process).
+
+    In a grading child, :meth:`only` restricts every target to the files handed in: a module not handed
+    in is missing, whatever the disk holds."""
+
+    handed_in: frozenset[str] | None = None   # the file names a grading child was given (None: any file)
 
     def __init__(self, path: str | Path, name: str | None = None):
         path = Path(path).expanduser().resolve()
@@ -109,6 +114,11 @@ class Target:
 
     def __repr__(self) -> str:
         return f"Target({str(self.path)!r})"
+
+    @classmethod
+    def only(cls, files) -> None:
+        """From now on, in this process, load only modules whose file names (``data.py``) are in ``files``."""
+        cls.handed_in = frozenset(files)
 
     def file(self, module: str) -> Path:
         return self.path / f"{module}.py"
@@ -158,7 +168,7 @@ class Target:
 
     def _import(self, name: str) -> types.ModuleType:
         file = self.file(name)
-        if not file.is_file():
+        if not file.is_file() or (self.handed_in is not None and file.name not in self.handed_in):
             raise TargetError(say("{file} does not exist. The checks of exercise '{name}' import it from {folder}; "
                                   "create it (`kata reset {name}` restores the stub).",
                                   file=self.display(name), name=name, folder=self.display()))

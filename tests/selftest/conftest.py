@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from kata import audit, curriculum, sim
-from kata.audit import Context, judge, run_records
+from kata.audit import Context, judge, records_here
 from kata.harness.target import Target
 from kata.project import locate
 
@@ -101,14 +101,14 @@ def audit_context(tmp_path_factory) -> Context:
     generate(root, n_train=30, n_valid=14, n_test=10, seed=11, workers=1, progress=False)
     ok, _ = sim.support()
     return Context(seed=20261201, tmp=tmp_path_factory.mktemp("records"), celeba=root,
-                   accelerator=sim.install() if ok else None)
+                   accelerator=sim.install() if ok else None, shared=20261130)
 
 
 @pytest.fixture(scope="session")
 def audit_reference(audit_context) -> dict[str, dict]:
     ref = Context(**{**vars(audit_context), "reference": True})
     target = Target(locate().solutions)
-    return {ex: dict(run_records(ex, target.load(ex), ref)) for ex in curriculum.names()}
+    return {ex: records_here(locate().solutions, ex, ref, target.load(ex)) for ex in curriculum.names()}
 
 
 @pytest.fixture(scope="session")
@@ -117,7 +117,7 @@ def disagreeing_facets(audit_context, audit_reference):
     ``folder`` disagrees with the reference."""
 
     def disagreeing(folder: Path, exercise: str) -> dict[str, str]:
-        records = dict(run_records(exercise, Target(folder).load(exercise), audit_context))
+        records = records_here(folder, exercise, audit_context)
         return {f: v for f, v in judge(exercise, records, audit_reference[exercise]).items() if v is not None}
 
     return disagreeing

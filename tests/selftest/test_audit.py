@@ -22,8 +22,8 @@ those facets agrees with the reference (kata/grading/scoring.py). So:
 
 from __future__ import annotations
 
-import functools
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -42,10 +42,9 @@ from hypothesis import strategies as st
 from test_grade_samples import EQUIVALENT_TRAINING, FORGED_TRAINING, write
 
 from kata import audit, curriculum
-from kata.audit import Context, Draw, judge, run_records
+from kata.audit import Context, Draw, judge, records_here
 from kata.audit._draws import nest
 from kata.audit._wire import diff, typed
-from kata.harness.target import Target
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
@@ -67,7 +66,7 @@ def reference(audit_reference) -> dict[str, dict]:
 
 
 def records_of(folder: Path, exercise: str, context: Context) -> dict:
-    return dict(run_records(exercise, Target(folder).load(exercise), context))
+    return records_here(folder, exercise, context)
 
 
 def disagreeing(exercise: str, folder: Path, context: Context, reference) -> dict[str, str]:
@@ -111,11 +110,19 @@ def test_correct_code_agrees_on_every_facet(variant, context, reference):
         assert not found, f"{variant}/{exercise}.py, correct code, disagrees with the reference: {found}"
 
 
-def test_untouched_stubs_agree_on_no_facet(context, reference):
+def test_untouched_stubs_agree_on_no_facet_but_what_they_need_not_declare(context, reference, every_check):
+    """A stub agrees on no fact (a forged verdict would earn it), but a source fact that holds code only to what it
+    must not declare (no loss module but the book's: a loss written as a function builds none); and every check
+    names a fact the stub disagrees on, so a forged verdict on it earns nothing."""
+    allowed = {"training.loss", "training.device.loss"}
+    disagreeing = set()
     for exercise in NAMES:
         verdicts = judge(exercise, records_of(PROJECT.exercises, exercise, context), reference[exercise])
-        agreeing = [f for f, v in verdicts.items() if v is None]
+        agreeing = [f for f, v in verdicts.items() if v is None and f not in allowed]
         assert not agreeing, f"the untouched stub of {exercise} agrees on {agreeing}: a forged verdict would earn them"
+        disagreeing |= {f for f, v in verdicts.items() if v is not None}
+    earning = [n for n, mark in every_check.marks.items() if mark and not set(mark["facets"]) & disagreeing]
+    assert not earning, f"a forged verdict on the stubs would earn these checks: {earning}"
 
 
 def test_another_seed_draws_other_inputs(context, reference):
@@ -161,10 +168,10 @@ def test_malformed_records_disagree_and_never_raise(records, reference):
     assert all(v is not None for v in verdicts.values())
 
 
-# --- what the code declares ----------------------------------------------------------------------------
+# --- what the code declares, read from its source --------------------------------------------------------
 
-# The records of a submission that patches torch, made as the sandbox makes them (the audit's readings taken
-# before its module is imported), in a process of their own: the patch never reaches this one.
+# The records of a submission that patches torch, made as the sandbox makes them, in a process of their own: the
+# patch never reaches this one. What it declares is read from its source here, as the grader reads it.
 APART = """
 import functools, json, sys
 from pathlib import Path
@@ -178,44 +185,103 @@ print(json.dumps(dict(made)))
 """
 
 
-def verdicts_apart(folder: Path, exercise: str, record: str, context: Context, reference) -> dict[str, str | None]:
-    """The verdicts on the facets read from ``record``, of the code in ``folder`` run in a process of its own."""
+def verdicts_apart(folder: Path, exercise: str, records: list[str], context: Context,
+                   reference) -> dict[str, str | None]:
+    """The verdicts on the facets read from ``records`` (and the source), of the code in ``folder`` run in a
+    process of its own."""
     done = subprocess.run([sys.executable, "-c", APART, str(folder), exercise, str(context.seed), str(context.tmp),
-                           record], capture_output=True, text=True, timeout=300)
+                           ",".join(records)], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     found = json.loads(done.stdout.strip().splitlines()[-1])
+    found["source"] = audit.source_record(exercise, audit.files_of(folder))
     facets = audit.facets(exercise)
     return {f: v for f, v in judge(exercise, found, reference[exercise]).items()
-            if (facets[f].record or f.split(".", 1)[1]) == record}
+            if (facets[f].record or f.split(".", 1)[1]) in [*records, "source"]}
 
 
 @pytest.mark.parametrize("kind", sorted(FORGED_TRAINING))
 def test_a_wrong_learning_rate_under_a_patched_optimizer_disagrees(kind, tmp_path, context, reference):
     folder = write(tmp_path, {"training": samples.forged_training(kind)})
-    verdicts = verdicts_apart(folder, "training", "histories", context, reference)
+    verdicts = verdicts_apart(folder, "training", ["histories"], context, reference)
     assert verdicts["training.numbers"] is None, f"the patch ({kind}) no longer computes the book's numbers: {verdicts}"
-    assert verdicts["training.optimizer"] is not None, f"lr=0.01 declared under a patch ({kind}) agrees: {verdicts}"
+    assert "lr=0.01" in (verdicts["training.optimizer"] or ""), f"lr=0.01 under a patch ({kind}) agrees: {verdicts}"
     assert verdicts["training.loss"] is None, verdicts
 
 
 def test_a_patched_library_under_the_books_settings_agrees(tmp_path, context, reference):
     folder = write(tmp_path, {"training": samples.patched_training()})
-    verdicts = verdicts_apart(folder, "training", "histories", context, reference)
+    verdicts = verdicts_apart(folder, "training", ["histories"], context, reference)
     assert all(v is None for v in verdicts.values()), verdicts
 
 
 def test_a_wrong_dropout_rate_under_a_patched_layer_disagrees(tmp_path, context, reference):
-    verdicts = verdicts_apart(write(tmp_path, {"model": samples.forged_model()}), "model", "layers", context, reference)
+    folder = write(tmp_path, {"model": samples.forged_model()})
+    verdicts = verdicts_apart(folder, "model", ["layers", "dropout"], context, reference)
     assert verdicts["model.layers"] is None, f"the patch no longer runs as the book's layers: {verdicts}"
-    assert "Dropout(p=?)" in (verdicts["model.declared"] or ""), f"p=0.2 declared under a patch agrees: {verdicts}"
+    assert "p=0.2" in (verdicts["model.declared"] or ""), f"p=0.2 declared under a patch agrees: {verdicts}"
 
 
 @pytest.mark.parametrize("kind", sorted(EQUIVALENT_TRAINING))
 def test_the_books_optimizer_and_loss_spelled_otherwise_agree(kind, tmp_path, context, reference):
     folder = write(tmp_path, {"training": samples.equivalent_training(kind)})
-    found = dict(run_records("training", functools.partial(Target(folder).load, "training"), context))
+    found = records_of(folder, "training", context)
     disagreed = {f: v for f, v in judge("training", found, reference["training"]).items() if v is not None}
     assert not disagreed, f"{kind}: {disagreed}"
+    assert not found["source"]["data"]["unresolved"], f"{kind}: honest code sent to review"
+
+
+# Where the source does not fix a setting, the reading says where and the teacher reviews it: no point is lost.
+UNFIXED = {"an argument": "args.lr", "a rebound name": "LR", "keyword arguments": "**"}
+
+
+@pytest.mark.parametrize("how", sorted(UNFIXED))
+def test_a_setting_the_source_does_not_fix_goes_to_review_and_costs_nothing(how, reference):
+    source = samples.sources()["training"].replace("lr=0.001", {"an argument": "lr=args.lr",
+                                                               "a rebound name": "lr=LR",
+                                                               "keyword arguments": "**settings"}[how])
+    source += "\nLR = 0.01\nLR /= 10\n" if how == "a rebound name" else ""
+    record = audit.source_record("training", {"training.py": source})
+    assert judge("training", {"source": record}, reference["training"])["training.optimizer"] is None
+    assert any(UNFIXED[how] in note for note in record["data"]["unresolved"]), record["data"]["unresolved"]
+
+
+# --- what each fact rests on -------------------------------------------------------------------------------
+
+
+def test_every_fact_says_what_it_rests_on_and_every_work_fact_needs_this_hand_ins_inputs(context, reference):
+    """A fact resting on the work must be one a hand-in can't know without computing it on its own inputs: the
+    reference's own records, drawn from other hand-in seeds, disagree on it (for one seed at least)."""
+    others = []
+    for seed in (context.seed + 1, context.seed + 2):
+        other = Context(**{**vars(context), "seed": seed, "reference": True})
+        others.append({ex: records_of(PROJECT.solutions, ex, other) for ex in NAMES})
+    constant = []
+    for exercise in NAMES:
+        for name, facet in audit.facets(exercise).items():
+            assert facet.rests in audit.RESTS, name
+            if facet.rests == audit.WORK and all(judge(exercise, o[exercise], reference[exercise])[name] is None
+                                                 for o in others):
+                constant.append(name)
+    assert not constant, (f"these facts rest on the work, yet another hand-in's records agree on them: {constant}; "
+                          "draw their inputs from the record's Draw, or say what they rest on (kata.audit.PROCESS)")
+
+
+def test_the_trust_model_lists_exactly_what_rests_on_the_process(every_check):
+    """docs/teaching.md (and its Korean page) lists every fact that rests on the graded process, by name, between
+    its markers, and every check whose points rest on what only the process observed."""
+    every = {name: f for ex in NAMES for name, f in audit.facets(ex).items()}
+    process = {name for name, f in every.items() if f.rests in audit.PROCESS}
+    observed = {nodeid.split("::")[-1].split("[")[0] for nodeid, mark in every_check.marks.items()
+                if mark and mark.get("observed")}
+    for page in (PROJECT.root / "docs" / "teaching.md", PROJECT.root / "docs" / "ko" / "teaching.md"):
+        text = page.read_text(encoding="utf-8")
+        listed = text.split("<!-- resting on the process -->")[1].split("<!-- end -->")[0]
+        named = set(re.findall(r"`([^`]+)`", listed)) & set(every)
+        checks = set(re.findall(r"`(test_\w+)`", listed))
+        assert named == process, (f"{page.name}: listed but not resting on the process: {sorted(named - process)}; "
+                                  f"resting on it but not listed: {sorted(process - named)}")
+        assert checks == observed, (f"{page.name}: checks listed: {sorted(checks - observed)} too many, "
+                                    f"{sorted(observed - checks)} missing")
 
 
 # --- honest code never loses a point to the audit ------------------------------------------------

@@ -8,9 +8,9 @@ pytest.ini and sitecustomize.py that would pass everything if they were run), an
 untouched stubs whose every verdict is forged, code that takes the checks' own helpers, a hand-in
 whose exercises are a link to the reference solutions, one with a hard link to a reference file,
 and two hand-ins with the same name. The tests read what it wrote. The helpers (intake, notes
-for review, the report log, scoring) are tested on their own, without running anything. The
-attacks on the sandbox, the other sandboxes and the Gradescope bundle are in
-test_grade_attacks.py (slow).
+for review, the report log and its hostile lines, what a hand-in leaves, scoring) are tested on
+their own, without running anything. The attacks on the sandbox, the other sandboxes and the
+Gradescope bundle are in test_grade_attacks.py (slow).
 """
 
 import argparse
@@ -24,13 +24,17 @@ from pathlib import Path
 import pytest
 from test_grade_samples import HONEST, INDEPENDENT, attack, no_map_location, sources, write, wrong_learning_rate
 
-from kata import curriculum
+from kata import audit, curriculum
 from kata.commands import grade as grade_command
 from kata.commands import gradescope as gradescope_command
 from kata.commands import release as release_command
-from kata.grading import intake, runner, vetting
-from kata.grading.intake import take
+from kata.grading import hostile, intake, runner, vetting
+from kata.grading.intake import Submission, take
+from kata.grading.leftovers import Leftovers
+from kata.grading.sandbox import Limits
 from kata.grading.scoring import Scheme, score
+from kata.grading.slots import Answer
+from kata.harness.target import Target, TargetError
 from kata.project import locate
 
 NAMES = curriculum.names()
@@ -245,6 +249,109 @@ def test_a_report_log_is_read_and_only_finished_checks_count():
     assert found["tests/test_model.py::test_a"]["audit"] == {"facets": ["model.kind"]}
 
 
+# --- every byte from a sandbox is hostile: no run ---------------------------------------------
+
+
+def test_a_hostile_line_is_refused_before_it_is_decoded():
+    for line in ("[" * 100_000, '{"a":' * 100_000, "[" * (hostile.DEPTH_LIMIT + 1), "1" * (hostile.LINE_LIMIT + 1),
+                 "not json", "[1, 2", '{"a": NaN'):
+        with pytest.raises(hostile.Unreadable):
+            hostile.decode(line)
+    assert hostile.decode('["[[[[", {"b": "]]"}, [[1]]]') == ["[[[[", {"b": "]]"}, [[1]]]   # brackets in strings
+    assert hostile.decode("[" * hostile.DEPTH_LIMIT + "]" * hostile.DEPTH_LIMIT)
+
+
+def test_a_report_that_is_a_fifo_a_link_or_missing_is_refused_at_once(tmp_path):
+    os.mkfifo(tmp_path / "fifo")   # opened for reading without a writer: it would wait forever
+    (tmp_path / "report").write_text("line\n")
+    (tmp_path / "link").symlink_to(tmp_path / "report")
+    for name in ("fifo", "link", "missing"):
+        with pytest.raises(hostile.Unreadable):
+            hostile.open_regular(tmp_path / name)
+    with hostile.open_regular(tmp_path / "report") as f:
+        assert f.read() == b"line\n"
+
+
+def test_a_report_log_keeps_its_good_lines_and_fails_a_check_reported_twice():
+    def report(nodeid, when):
+        return json.dumps({"$report_type": "TestReport", "nodeid": nodeid, "when": when, "outcome": "passed",
+                           "user_properties": [["kata_exercise", "model"], ["kata_outcome", "passed"]]})
+
+    a, b = "tests/test_model.py::test_a", "tests/test_model.py::test_b"
+    lines = [report(a, w) for w in ("setup", "call", "teardown")] + [report(b, w) for w in ("setup", "call", "call")]
+    lines += ["[" * 100_000, "x" * (hostile.LINE_LIMIT + 1), "not json", report(b, "teardown")]
+    found, finished = runner.outcomes("\n".join(lines))
+    assert found[a]["outcome"] == "passed" and not finished
+    assert found[b]["outcome"] == "failed" and "call 2 times" in found[b]["message"], found[b]
+
+
+class FakeSlot:
+    """A server that gives the answers it is made with, in turn (an exception: raised)."""
+
+    def __init__(self, *answers):
+        self.answers, self.asked, self.stopped = list(answers), [], 0
+
+    def ask(self, request: dict, timeout: float) -> Answer:
+        self.asked.append(request)
+        answer = self.answers.pop(0)
+        if isinstance(answer, BaseException):
+            raise answer
+        return answer
+
+    def stop(self) -> None:
+        self.stopped += 1
+
+
+def graded_by(tmp_path, records: FakeSlot, checks: FakeSlot, **options) -> runner.Graded:
+    job = runner.Job(records, checks, Limits(), seed=7, pytest_args=[])
+    return runner.grade_submission(job, Submission("x", write(tmp_path / "x", {"devices": "x = 1\n"})), **options)
+
+
+def test_a_record_written_twice_is_void_and_the_records_come_from_the_hand_ins_seed(tmp_path):
+    lines = [json.dumps([ex, name, {"data": 1}]) for ex in NAMES for name in audit.records(ex)]
+    twice = json.loads(lines[3])[:2]
+    lines += [lines[3], "[" * 100_000, "not json"]
+    records = FakeSlot(Answer("exit", report="\n".join(lines)))
+    finished = json.dumps({"$report_type": "SessionFinish"})
+    graded = graded_by(tmp_path, records, FakeSlot(Answer("exit", report=finished)), seed=11)
+    assert "written twice" in graded.records[twice[0]][twice[1]]["error"]
+    assert sum(r == {"data": 1} for names in graded.records.values() for r in names.values()) == len(lines) - 4
+    assert graded.seed == 11 and records.asked[0]["seed"] == 11
+    assert graded_by(tmp_path, FakeSlot(Answer("exit", report="\n".join(lines))),
+                     FakeSlot(Answer("exit", report=finished))).seed == 7, "the job's seed, by default"
+
+
+def test_whatever_fails_in_the_grader_on_one_hand_in_is_that_hand_ins_row(tmp_path):
+    records, checks = FakeSlot(RecursionError("too deep")), FakeSlot()
+    graded = graded_by(tmp_path, records, checks)
+    assert any("could not read its report: RecursionError: too deep" in p for p in graded.problems), graded.problems
+    assert records.stopped and checks.stopped, "the next hand-in gets fresh servers"
+
+
+def test_a_grading_child_loads_only_the_modules_handed_in(tmp_path, monkeypatch):
+    folder = write(tmp_path / "sub", {"devices": sources()["devices"], "sync": sources()["sync"]})
+    monkeypatch.setattr(Target, "handed_in", None)   # put back after the test
+    Target.only(["devices.py"])
+    target = Target(folder)
+    assert target.load("devices").to_python(1) == 1
+    with pytest.raises(TargetError, match="does not exist"):
+        target.load("sync")
+
+
+def test_what_a_hand_in_leaves_in_its_folder_is_removed_read_only_or_not(tmp_path):
+    (tmp_path / "kept").mkdir()
+    leftovers = Leftovers("none", tmp_path)   # no sandbox: the folder only
+    made = tmp_path / "abc" / "exercises" / "deep"
+    made.mkdir(parents=True)
+    (made / "module.py").write_text("x = 1\n")
+    for folder in (made, made.parent, made.parent.parent, tmp_path / "kept", tmp_path):
+        os.chmod(folder, 0o500)
+    assert leftovers.clear() == [] and [p.name for p in tmp_path.iterdir()] == ["kept"]
+    (tmp_path / "kept").rmdir()
+    (tmp_path / "kept").symlink_to(tmp_path)
+    assert leftovers.clear() == [str(tmp_path / "kept")], "what can't be put back is said"
+
+
 def test_a_passed_check_earns_only_when_its_facets_agree():
     checks = ["tests/test_model.py::test_a", "tests/test_model.py::test_b"]
     reference = {"checks": checks, "results": {c: {"outcome": "passed", "audit": {"facets": [f"model.{c[-1]}"]}}
@@ -255,6 +362,28 @@ def test_a_passed_check_earns_only_when_its_facets_agree():
     s = score(graded, scheme, {"model.a": None, "model.b": "yours is 2, the reference's 1"})
     assert s.exercises["model"] == POINTS["model"] / 2 and list(s.forged) == [checks[1]]
     assert s.status.startswith("forged: model: model.b: yours is 2")
+
+
+def test_a_fact_resting_on_the_process_is_never_called_forged():
+    """A passed check whose disagreeing fact rests on the graded process (a constant: model.count) earns nothing and
+    reads `not confirmed:`; one resting on the work (model.output's values: model.initial.convolutions) reads
+    `forged:`; and the points that rest on the process are the checks naming a process fact or an observation."""
+    checks = ["tests/test_model.py::test_count", "tests/test_model.py::test_initial", "tests/test_model.py::test_mode"]
+    facets = {checks[0]: ["model.count"], checks[1]: ["model.initial.convolutions"], checks[2]: ["model.output"]}
+    reference = {"checks": checks,
+                 "results": {c: {"outcome": "passed", "audit": {"facets": facets[c]}} for c in checks}}
+    reference["results"][checks[2]]["audit"]["observed"] = "the mode of each forward pass"
+    scheme = Scheme.from_reference(reference, [])
+    graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"} for c in checks})
+    s = score(graded, scheme, {"model.count": "yours is 1, the reference's 2", "model.initial.convolutions": None,
+                               "model.output": None})
+    assert list(s.unconfirmed) == [checks[0]] and not s.forged and s.status.startswith("not confirmed: model: ")
+    s = score(graded, scheme, {"model.count": None, "model.initial.convolutions": "other values",
+                               "model.output": None})
+    assert list(s.forged) == [checks[1]] and s.status.startswith("forged: model: model.initial.convolutions")
+    assert scheme.on_the_process(checks[0]) == ["model.count"] and scheme.on_the_process(checks[1]) == []
+    assert scheme.on_the_process(checks[2]) == ["model.output", "the mode of each forward pass"]
+    assert scheme.resting_on_the_process() == 2 * POINTS["model"] / 3
 
 
 def test_kata_grade_refuses_bad_arguments(tmp_path, capsys):

@@ -10,10 +10,16 @@ Each attack of tests/selftest/test_grade_samples.py is a hostile submission here
   cost the module its points), and nothing the submission started outlives it;
 - code that patches a library to compute the right numbers computes them: it keeps its points,
   with a note for review; the same patch over a wrong declaration (a learning rate, a dropout rate) earns
-  nothing for the checks that hold the learner to it, and the row says ``forged:`` with what disagreed.
+  nothing for the checks that hold the learner to it, and the row says ``forged:`` with what disagreed;
+- no hand-in spoils the next one or the run: what it leaves (a read-only folder, modules, shared
+  memory, a process that outlives it) or writes (a FIFO for a report, a line nested 100,000 deep,
+  each line twice), graded on one job, each followed by a copy of the solutions that must keep every
+  point and find nothing left; and code that computes only where it sees the grader's traces earns
+  nothing.
 
 Then the other machines: grading as an ordinary user (as root, a user made with useradd), where
-bubblewrap is refused (as root: its own user per job), with --no-sandbox; the Gradescope bundle
+bubblewrap is refused (as root: its own user per job), both with what a hand-in may leave, with
+--no-sandbox; the Gradescope bundle
 end to end; a submission cut short by its time limit, a hung check, a module that exits.
 """
 
@@ -113,7 +119,7 @@ def only(**modules: str) -> dict[str, str | None]:
 
 
 # The patches of torch's optimizer graded with the class (test_audit.py tries each of FORGED_TRAINING's).
-FORGED_OPTIM = ("step", "functional")
+FORGED_OPTIM = ("step", "functional", "observer-removed", "decoy")
 
 # Where each sandbox attack goes in the one submission that carries them all (the rest: the solutions).
 SANDBOX_HOMES = {"read-secrets": "devices", "host-socket": "data", "many-processes": "model",
@@ -135,6 +141,7 @@ def attack_hand_ins(host: Host, out: Path) -> dict[str, dict]:
     subs["patched-optim"] = only(training=samples.patched_training())
     subs.update({f"forged-optim-{kind}": only(training=samples.forged_training(kind)) for kind in FORGED_OPTIM})
     subs["forged-dropout"] = only(model=samples.forged_model())
+    subs["book-evaluate"] = only(training=sources("stubs")["training"] + samples.BOOK_EVALUATE)
     return subs
 
 
@@ -198,6 +205,15 @@ def test_a_wrong_learning_rate_under_a_patched_optimizer_earns_no_more_than_the_
     assert "lr=0.01" in rows[name]["status"], rows[name]["status"]
 
 
+def test_the_books_computation_taken_from_the_kata_earns_nothing_and_is_noted(attacked):
+    """A stub whose evaluate is the checks' own helper (`from kata import checks`): where the checks run it passes
+    them, but the audit's sandbox holds no such helper, so its records compute nothing; the import is noted."""
+    _, rows, _, _ = attacked
+    assert total(rows, "book-evaluate") == 0, rows["book-evaluate"]
+    status = rows["book-evaluate"]["status"]
+    assert status.startswith("forged: training") and "import kata.checks" in status, status
+
+
 def test_a_wrong_dropout_rate_under_a_patched_layer_loses_the_layers_check(attacked):
     _, rows, _, _ = attacked
     assert total(rows, "forged-dropout") < POINTS["model"], rows["forged-dropout"]
@@ -207,23 +223,30 @@ def test_a_wrong_dropout_rate_under_a_patched_layer_loses_the_layers_check(attac
 # --- on every machine ----------------------------------------------------------------------------------------
 
 
-def small_class(host: Host, out: Path) -> dict[str, dict]:
+def small_class(host: Host, out: Path, leftovers: bool = False) -> dict[str, dict]:
+    """Four hand-ins of one or two modules; with ``leftovers``, each of LEFTOVERS and a victim after it."""
     values, solution = host.values(out), sources()
-    return {"good": only(devices=solution["devices"], sync=solution["sync"]),
+    good = only(devices=solution["devices"], sync=solution["sync"])
+    return {"good": good,
             "forged": only(devices=attack("forge-log", "devices") + "\n" + sources("stubs")["devices"]),
             "secrets": only(devices=attack("read-secrets", "devices", **values) + "\n" + solution["devices"]),
-            "processes": only(devices=attack("many-processes", "devices", **values) + "\n" + solution["devices"])}
+            "processes": only(devices=attack("many-processes", "devices", **values) + "\n" + solution["devices"]),
+            **(interleaved(samples.LEFTOVERS, good) if leftovers else {})}
 
 
-def grade_small_class(root: Path, expected: str, contained: bool, *options: str) -> dict:
+def grade_small_class(root: Path, expected: str, contained: bool, *options: str, leftovers: bool = False) -> dict:
     """Host what the attacks must not reach, grade the small class in ``root``, stop hosting, and check the grades
-    (the sandbox the header names is ``expected``; ``contained``: the secrets stay out of reach); the summary."""
+    (the sandbox the header names is ``expected``; ``contained``: the secrets stay out of reach; ``leftovers``:
+    with LEFTOVERS, each on the job of the victim after it); the summary."""
     host = Host(root)
     try:
-        out, rows, summary = run(root, small_class(host, root / "out"), *options)
+        out, rows, summary = run(root, small_class(host, root / "out", leftovers), *options,
+                                 *(["--jobs", "1"] if leftovers else []))
     finally:
         host.close()
     check_small_class(rows, summary, expected, contained)
+    if leftovers:
+        check_interleaved(out, rows, samples.LEFTOVERS, POINTS["devices"] + POINTS["sync"], rows["good"]["status"])
     return summary
 
 
@@ -234,6 +257,45 @@ def check_small_class(rows, summary, expected: str, contained: bool):
     assert total(rows, "processes") == POINTS["devices"], rows["processes"]
     if contained:
         assert total(rows, "secrets") == POINTS["devices"], rows["secrets"]
+
+
+def interleaved(kinds, modules: dict[str, str | None]) -> dict[str, dict]:
+    """Each hostile hand-in of ``kinds`` (one module), followed by a victim: ``modules``, which raise on import when
+    they find what an earlier hand-in left."""
+    subs = {}
+    for kind in kinds:
+        subs[kind], subs[f"after-{kind}"] = only(devices=samples.hostile(kind)), samples.victim(modules)
+    return subs
+
+
+def check_interleaved(out: Path, rows: dict, kinds, full: float, status: str = "ok") -> None:
+    """Every row written; each victim untouched by the hand-in before it (``full`` points, ``status``); each hostile
+    hand-in earns no more than its module computes (nothing, where it forges or probes)."""
+    for name in rows:
+        assert (out / "feedback" / f"{name}.md").is_file() and (out / "logs" / f"{name}.log").is_file(), name
+    for kind in kinds:
+        name = f"after-{kind}"
+        log = (out / "logs" / f"{name}.log").read_text()
+        assert total(rows, name) == full and rows[name]["status"] == status, (name, rows[name], log[-3000:])
+        assert "other than it found it" not in log, (name, log[-3000:])
+        assert total(rows, kind) <= POINTS["devices"], (kind, rows[kind])
+    for kind in set(kinds) & {"twice", "write-after-end", "probe-env"}:
+        assert total(rows, kind) == 0, (kind, rows[kind], (out / "logs" / f"{kind}.log").read_text()[-3000:])
+    if "module-left" in kinds:
+        assert float(rows["module-left"]["sync"]) == 0, rows["module-left"]
+    if "fifo-report" in kinds:
+        assert "not a regular file" in (out / "feedback" / "fifo-report.md").read_text()
+
+
+def test_no_hand_in_spoils_the_next_one_or_the_run(tmp_path):
+    """What one hand-in may leave or write for the next (a read-only folder, modules, shared memory, a detached
+    writer) or do to the run (a FIFO report, a line nested 100,000 deep, each line written twice), and a probe
+    for the grader's traces: each graded on one job, with a hand-in of two correct modules right after it (any
+    module left for it would show in its points), which must keep every point and find nothing left."""
+    solution = sources()
+    victims = only(devices=solution["devices"], sync=solution["sync"])
+    out, rows, _summary = run(tmp_path, {"good": victims, **interleaved(samples.HOSTILE, victims)}, "--jobs", "1")
+    check_interleaved(out, rows, samples.HOSTILE, POINTS["devices"] + POINTS["sync"], rows["good"]["status"])
 
 
 # Reads every writable page of its own process for text it must not find there, never held whole here: each
@@ -292,7 +354,7 @@ def test_an_ordinary_user_grades_in_bubblewrap(tmp_path):
     """As an ordinary user: bubblewrap in a user namespace of the teacher's own. As root, this makes a user with
     useradd (CI does) and grades as that user."""
     if os.geteuid() != 0:
-        grade_small_class(tmp_path, "bubblewrap", contained=True)
+        grade_small_class(tmp_path, "bubblewrap", contained=True, leftovers=True)
         return
     user = "kata-teacher"
     if shutil.which("useradd") is None:
@@ -318,8 +380,8 @@ def test_an_ordinary_user_grades_in_bubblewrap(tmp_path):
 
 
 def grade_as_this_user(work: str) -> None:
-    """In the ordinary user's process: grade the small class, then check it."""
-    summary = grade_small_class(Path(work), "bubblewrap", contained=True)
+    """In the ordinary user's process: grade the small class (with what a hand-in may leave), then check it."""
+    summary = grade_small_class(Path(work), "bubblewrap", contained=True, leftovers=True)
     assert any("your user, in a user namespace" in line for line in summary["protections"]), summary["protections"]
 
 
@@ -333,7 +395,7 @@ def test_without_bubblewrap_root_grades_as_a_user_of_its_own_and_says_what_is_op
                             "import kata.audit"], capture_output=True, text=True)
     if probe.returncode:
         pytest.skip("Python or the kata is not readable by other users here (CI makes them readable)")
-    summary = grade_small_class(tmp_path, "no bubblewrap", contained=False)
+    summary = grade_small_class(tmp_path, "no bubblewrap", contained=False, leftovers=True)
     assert any("unprivileged user of its own" in line for line in summary["protections"])
 
 

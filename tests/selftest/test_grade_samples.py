@@ -10,7 +10,8 @@ submissions from this one place.
 * :data:`ATTACKS`: code put into a module to get marks without the work, or to reach past the
   sandbox. ``{name}`` is the module's name, ``{marker}`` a unique string, ``{out}`` the grader's
   output folder, ``{sock}`` / ``{port}`` a Unix socket and a TCP port the test listens on,
-  ``{solutions}`` the reference solutions' folder, ``{checks}`` the checks' folder.
+  ``{solutions}`` the reference solutions' folder, ``{checks}`` the checks' folder, ``{source}`` a module's
+  text, ``{size}`` megabytes. :data:`HOSTILE` are what one hand-in may do to the next, or to the run.
 """
 
 from __future__ import annotations
@@ -49,7 +50,9 @@ def leaves(obj):
                     "    root = pathlib.Path(os.fspath(root)).expanduser()\n"
                     "    parser = argparse.ArgumentParser(add_help=False)  # a habit from scripts\n"))
     training = mutated("training", ("import torch\n", "import logging\nimport sys\n"
-                                                     "from dataclasses import dataclass\n\nimport torch\n"),
+                                                     "from dataclasses import dataclass\n\nimport numpy as np\n"
+                                                     "import torch\n"),
+                       ("lr=0.001", "lr=np.float64(0.001)"),   # a rate from a NumPy sweep: a number all the same
                        ("    return history\n", "    print(f'trained {num_epochs} epochs', file=sys.stderr)\n"
                                               "    logging.getLogger('smiles').info('done')\n    return history\n"))
     return {**{ex: (locate().solutions / f"{ex}.py").read_text() for ex in curriculum.names()},
@@ -128,7 +131,7 @@ _atexit.register(lambda: setattr(_b, "isinstance", _real))
 import glob as _glob
 _read = []
 for _path in ["/etc/shadow", "/root/.bashrc", "{out}/grades.csv", "{solutions}/training.py",
-              *_glob.glob("/tmp/kata-grade-*/*/sub/exercises/*.py")]:
+              *_glob.glob("/tmp/kata-grade-*/*/*/exercises/*.py")]:
     try:
         with open(_path) as _f:
             _f.read(1)
@@ -198,16 +201,169 @@ try:
 except OSError:
     pass
 """,
+    # What one hand-in leaves for the next (the grader removes it all, or replaces the sandbox): folders made
+    # read-only, the hand-in's own and those above it, and in /tmp and /dev/shm ...
+    "read-only-left": """
+import os as _os
+_here = _os.path.dirname(_os.path.abspath(__file__))
+for _top in ("/tmp/kata-left-ro", "/dev/shm/kata-left-ro", _os.path.join(_os.environ.get("TMPDIR", "/tmp"),
+                                                                        "kata-left-ro")):
+    try:
+        _os.makedirs(_os.path.join(_top, "inner"), exist_ok=True)
+        open(_os.path.join(_top, "inner", "kept"), "w").write("kept")
+        _os.chmod(_os.path.join(_top, "inner"), 0o500)
+        _os.chmod(_top, 0o500)
+    except OSError:
+        pass
+for _folder in (_here, _os.path.dirname(_here), _os.path.dirname(_os.path.dirname(_here)), "/tmp", "/dev/shm"):
+    try:
+        _os.chmod(_folder, 0o500)
+    except OSError:
+        pass
+""",
+    # ... modules: another exercise's, written beside its own (not handed in: missing, whatever the disk holds),
+    # and helpers in the job's folder and /tmp, behind a read-only folder ...
+    "module-left": """
+import os as _os
+_here = _os.path.dirname(_os.path.abspath(__file__))
+_work = _os.path.dirname(_os.path.dirname(_here))
+for _path, _text in ((_os.path.join(_here, "sync.py"), {source!r}),
+                     (_os.path.join(_here, "kata_left.py"), "raise SystemExit('a module left behind ran')\\n"),
+                     (_os.path.join(_work, "kata_left.py"), "raise SystemExit('a module left behind ran')\\n"),
+                     ("/tmp/kata_left.py", "raise SystemExit('a module left behind ran')\\n")):
+    try:
+        open(_path, "w").write(_text)
+    except OSError:
+        pass
+try:
+    _os.chmod(_here, 0o500)
+except OSError:
+    pass
+""",
+    # ... System V shared memory ({size} MB, touched, never removed: no tmpfs size holds it) ...
+    "shared-memory-left": """
+import ctypes as _ctypes
+_libc = _ctypes.CDLL(None)
+_libc.shmat.restype = _ctypes.c_void_p
+_size = {size} << 20
+_id = _libc.shmget(0, _ctypes.c_size_t(_size), 0o1600)   # IPC_PRIVATE, IPC_CREAT | 0600
+_at = _libc.shmat(_id, None, 0) if _id >= 0 else None
+if _at and _at != _ctypes.c_void_p(-1).value:
+    _ctypes.memset(_at, 1, _size)
+    _libc.shmdt(_ctypes.c_void_p(_at))
+""",
+    # Hostile reports: a FIFO in place of the report and the output (a reader that opens it waits forever) ...
+    "fifo-report": """
+import os as _os
+for _name in ("report.jsonl", "output.log"):
+    for _path in (_os.path.join("out", _name), _os.path.join("..", "out", _name)):
+        try:
+            _os.unlink(_path)
+            _os.mkfifo(_path)
+        except OSError:
+            pass
+""",
+    # ... a line nested 100,000 deep (json.loads raises RecursionError) ...
+    "nested-report": """
+import os as _os
+for _path in (_os.path.join("out", "report.jsonl"), _os.path.join("..", "out", "report.jsonl")):
+    if _os.path.isfile(_path):
+        with open(_path, "a") as _f:
+            _f.write("\\n" + "[" * 100000 + "\\n" + "{{" * 100000 + "\\n")
+""",
+    # ... every record and every report written twice (which one would the grader take?) ...
+    "twice": """
+import gc as _gc
+for _o in _gc.get_objects():
+    try:
+        if type(_o).__name__ == "ReportLogPlugin":
+            _o._write_json_data = lambda data, _w=_o._write_json_data: (_w(data), _w(data))
+        elif type(_o).__name__ == "TextIOWrapper" and str(getattr(_o, "name", "")).endswith("report.jsonl"):
+            _o.write = lambda text, _w=_o.write: (_w(text), _w(text))[0]
+    except Exception:
+        pass
+""",
+    # ... and a process that outlives the test process: at its end, "passed" for every check of the module, then
+    # the next hand-in's modules overwritten.
+    "write-after-end": """
+import glob as _glob, json as _json, os as _os, re as _re, select as _select, time as _time
+_child, _mine = _os.getpid(), _os.getcwd()
+_pid = _os.fork()
+if _pid == 0:
+    _os.setsid()
+    if _os.fork() == 0:
+        try:
+            _select.select([_os.pidfd_open(_child)], [], [], 300)   # the test process's end, the moment it comes
+            _tests = _re.findall(r"^def (test_\\w+)", open("{checks}/test_{name}.py").read(), _re.M)
+            with open(_os.path.join(_mine, "out", "report.jsonl"), "a") as _f:
+                for _test in _tests:
+                    for _when in ("setup", "call", "teardown"):
+                        _f.write(_json.dumps({{"$report_type": "TestReport", "when": _when, "outcome": "passed",
+                                              "nodeid": f"tests/test_{name}.py::{{_test}}", "longrepr": None,
+                                              "user_properties": [["kata_exercise", "{name}"],
+                                                                  ["kata_outcome", "passed"]]}}) + "\\n")
+                _f.write(_json.dumps({{"$report_type": "SessionFinish"}}) + "\\n")
+        except BaseException:
+            pass
+        _end = _time.monotonic() + 60
+        while _time.monotonic() < _end:
+            for _py in _glob.glob(_os.path.join(_os.path.dirname(_mine), "*", "exercises", "*.py")):
+                if not _py.startswith(_mine + _os.sep):
+                    try:
+                        open(_py, "w").write("raise SystemExit('written by an earlier hand-in')\\n")
+                    except OSError:
+                        pass
+            _time.sleep(0.005)
+    _os._exit(0)
+_os.waitpid(_pid, 0)
+""",
+    # Code that computes only where it can tell it is graded: the grader's variables, host name or user (then
+    # the solution; elsewhere, the stub: see probed()).
+    "probe-env": """
+import getpass as _getpass, os as _os, socket as _socket
+try:
+    _environ = open("/proc/self/environ", "rb").read()
+except OSError:
+    _environ = b""
+_GRADED = (any(_k.startswith("KATA_") for _k in _os.environ) or b"KATA_" in _environ
+           or _socket.gethostname() == "kata-sandbox" or _getpass.getuser() == "student")
+""",
+    # Not an attack: a victim's look for what an earlier hand-in left (it raises, and loses its module's points,
+    # when it finds any).
+    "clean-start": """
+import glob as _glob, os as _os
+_mine = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+_left = [_p for _folder in (_os.path.dirname(_mine), "/tmp", "/dev/shm", "/var/tmp") for _p in
+         _glob.glob(_os.path.join(_folder, "*")) + _glob.glob(_os.path.join(_folder, "*", "*"))
+         if "kata-left" in _p or "kata_left" in _p]
+for _kind in ("shm", "sem", "msg"):
+    try:
+        _header, *_rows = open("/proc/sysvipc/" + _kind).read().splitlines()
+    except (OSError, ValueError):
+        continue
+    _left += [_kind for _row in _rows if dict(zip(_header.split(), _row.split())).get("uid") == str(_os.getuid())]
+for _pid in filter(str.isdigit, _os.listdir("/proc")):
+    try:
+        _uid = open(f"/proc/{{_pid}}/status").read().split("\\nUid:")[1].split()[0]
+    except (OSError, IndexError):
+        continue
+    if int(_pid) not in (1, _os.getpid(), _os.getppid()) and _uid == str(_os.getuid()):
+        _left.append("process " + _pid)
+if _left:
+    raise RuntimeError("found what an earlier hand-in left: " + ", ".join(_left[:10]))
+""",
 }
 FORGING = ("forge-report", "forge-log", "forge-gc-thread", "forge-match", "forge-builtin")
 ANSWERS = ("answers-absolute", "answers-locate")
+LEFTOVERS = ("read-only-left", "module-left", "shared-memory-left", "fifo-report", "nested-report")
+HOSTILE = LEFTOVERS + ("twice", "write-after-end", "probe-env")
 
 
 def attack(kind: str, name: str, **values) -> str:
     """The attack ``kind`` as code for module ``name``."""
     project = locate()
     fields = {"name": name, "marker": "kata-marker", "out": "/nonexistent", "sock": "/nonexistent.sock", "port": 9,
-              "solutions": str(project.solutions), "checks": str(project.checks), **values}
+              "solutions": str(project.solutions), "checks": str(project.checks), "source": "", "size": 512, **values}
     return ATTACKS[kind].format(**fields)
 
 
@@ -238,6 +394,28 @@ def with_attack(kind: str, base: str = "solutions", where: tuple[str, ...] | Non
     return modules
 
 
+def probed(name: str) -> str:
+    """Module ``name``: the solution where the probe finds the grader's traces, the stub everywhere else (an attack
+    that must earn nothing)."""
+    stub = (locate().exercises / f"{name}.py").read_text()
+    return attack("probe-env", name) + "\n" + sources()[name] + f"\nif not _GRADED:\n    exec({stub!r}, globals())\n"
+
+
+def hostile(kind: str, name: str = "devices") -> str:
+    """Module ``name`` with the hostile ``kind`` of :data:`HOSTILE` (over the stub where the attack forges
+    verdicts, over the solution elsewhere: what it computes, it may keep)."""
+    if kind == "probe-env":
+        return probed(name)
+    base = sources("stubs" if kind == "write-after-end" else "solutions")[name]
+    return attack(kind, name, source=sources()["sync"]) + "\n" + base
+
+
+def victim(modules: dict[str, str | None]) -> dict[str, str | None]:
+    """A hand-in of ``modules`` whose first module raises on import when it finds what an earlier one left."""
+    first = next(name for name, source in modules.items() if source is not None)
+    return {**modules, first: attack("clean-start", first) + "\n" + modules[first]}
+
+
 def wrong_learning_rate() -> str:
     """The training module with the learning rate the book does not use (a known mistake)."""
     return mutated("training", ("lr=0.001", "lr=0.01"))
@@ -260,6 +438,15 @@ EQUIVALENT_TRAINING = {
                                   "def evaluate("),
                 ("from torch import nn\n", "from torch import nn\nfrom torch.optim import Adam\n")],
     "loss-spelled": [("nn.BCELoss()", 'torch.nn.BCELoss(reduction="mean")')],
+    "numpy-float64": [("lr=0.001", "lr=np.float64(0.001)"), ("import torch\n", "import numpy as np\nimport torch\n")],
+    "numpy-float32": [("lr=0.001", "lr=np.float32(1e-3)"), ("import torch\n", "import numpy as np\nimport torch\n")],
+    "float-of-literal": [("lr=0.001", "lr=float(0.001)")],
+    "constant": [("lr=0.001", "lr=LEARNING_RATE"),
+                 ("History = namedtuple", "LEARNING_RATE = 1e-2 / 10\n\nHistory = namedtuple")],
+    "local": [(f"    optimizer = {BOOK_ADAM}", f"    lr = 0.001\n    optimizer = {BOOK_ADAM.replace('0.001', 'lr')}")],
+    "swept": [(f"    optimizer = {BOOK_ADAM}", "    for rate in (0.001,):   # a sweep of one rate\n"
+                                              f"        optimizer = {BOOK_ADAM.replace('0.001', 'rate')}")],
+    "tensor": [("lr=0.001", "lr=torch.tensor(0.001)")],
 }
 
 # A patch of torch's optimizer that steps with the book's learning rate, whatever the code declared.
@@ -297,6 +484,30 @@ def _set_groups(self, value):
 _torch.optim.Optimizer.param_groups = property(_groups, _set_groups)
 """,
 }
+
+# The audit's old in-process observer of declarations (a profile function) removed, or chained to one of the hand-in's
+# own, over the step patch: the source is read outside the process, so neither matters.
+FORGED_TRAINING["observer-removed"] = "import sys as _sys\n_sys.setprofile = lambda *a: None\n" + ADAM_STEP_PATCH
+FORGED_TRAINING["observer-chained"] = ("import sys as _sys\n_set = _sys.setprofile\n"
+                                       "_sys.setprofile = lambda f: _set(None if f is None else (lambda *a: None))\n"
+                                       + ADAM_STEP_PATCH)
+# A decoy: the book's optimizer built (and never stepped) beside the one that trains, at the wrong rate.
+FORGED_TRAINING["decoy"] = (ADAM_STEP_PATCH
+                            + "_decoy = _torch.optim.Adam(_torch.nn.Linear(1, 1).parameters(), lr=0.001)\n")
+
+# A stub whose evaluate is the book's own, taken from the kata's helpers where the checks run (`from kata import
+# checks`): the records' sandbox holds no such helper, so it computes nothing there.
+BOOK_EVALUATE = """
+from kata import checks as _checks
+import kata.checks.book
+
+
+def evaluate(model, dl, device=None):
+    import torch
+    model.eval()
+    with torch.no_grad():
+        return _checks.book.book_epoch(model, dl)
+"""
 
 # The model's dropout declared at p=0.2, shown (and applied) as the book's 0.5 by a class-level property.
 DROPOUT_PATCH = """import torch.nn as _nn
