@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import kata
-from kata import curriculum
+from kata import audit, curriculum
 from kata.audit import texts
 from kata.audit.reference import Reference, fingerprint, new_seed, saved_run
 from kata.grading import sandbox
@@ -161,10 +161,11 @@ def _judged(graded: Graded, ref: Reference) -> dict:
     seed = graded.seed
     try:
         return ref.verdicts(graded.records, seed)
-    except Exception as exc:  # noqa: BLE001 - a record the judge can't take voids this hand-in's verdicts only
-        graded.problems.append(say("the grader could not read its records: {kind}: {error}", kind=type(exc).__name__,
-                                   error=str(exc)[:200]))
-        return {}
+    except Exception as exc:  # noqa: BLE001 - the judge never raises on a record: this is the grader's own failure
+        why = say("the grader could not read its records: {kind}: {error}", kind=type(exc).__name__,
+                  error=str(exc)[:200])
+        graded.problems.append(why)   # said in the row; its checks rest on the sandbox's report, and nobody is accused
+        return {f: "unavailable: " + why for ex in curriculum.names() for f in audit.facets(ex)}
     finally:
         if seed is not None:
             ref.forget(seed)
