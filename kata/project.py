@@ -79,6 +79,14 @@ class Project:
     def checks_of(self, name: str) -> Path:
         return self.checks / f"test_{name}.py"
 
+    @property
+    def records(self) -> Path:
+        """``records/``: ``NAME.py`` holds what the checks of exercise NAME ask its module (kata/records)."""
+        return self.root / "records"
+
+    def records_of(self, name: str) -> Path:
+        return self.records / f"{name}.py"
+
 
 def is_checkout(folder: Path) -> bool:
     return (folder / "tests" / "conftest.py").is_file() and (folder / "exercises").is_dir()

@@ -41,10 +41,10 @@ from kata.checks.checkpoints import (
 )
 from kata.checks.doubles import fixed_batches, tiny_model, train_batches
 from kata.checks.elsewhere import NotRun, open_elsewhere
-from kata.checks.history import History
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.harness.target import module_of
 from kata.i18n import N_, _, say
+from kata.records.history import History
 
 MORE = 2   # epochs trained after a checkpoint is loaded
 MOVE_ADVICE = N_("A checkpoint loads where the model is: move the model first (model.to(device)), map the file's "

@@ -32,9 +32,9 @@ from kata.celeba import ATTRIBUTE_NAMES
 from kata.checks import lessons
 from kata.checks.book import book_eval_transform, book_train_transform
 from kata.checks.messages import describe, fail_if
-from kata.checks.strategies import attribute_vectors, pil_images
 from kata.harness.target import TargetError, module_of
 from kata.i18n import N_, _, say
+from kata.records.strategies import attribute_vectors, pil_images
 
 BOOK_TRAIN = book_train_transform().transforms
 BOOK_EVAL = book_eval_transform().transforms

@@ -21,8 +21,8 @@ from torch.nn.modules.utils import _pair
 
 from kata.checks.book import BOOK_PARAMETERS, book_cnn
 from kata.checks.messages import fail_if
-from kata.checks.strategies import batch_sizes
 from kata.i18n import N_, _, say
+from kata.records.strategies import batch_sizes
 
 
 def padding_of(conv: nn.Conv2d) -> tuple[int, int]:

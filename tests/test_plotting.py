@@ -4,7 +4,7 @@ The seed's crash happened here: the book's `ax.plot(x_arr, hist[2], ...)` with
 an accuracy history of GPU tensors. matplotlib turns what it draws into NumPy
 arrays, and NumPy can only read host memory. These checks draw histories of
 Python floats, NumPy scalars and 0-d tensors (made by
-kata.checks.strategies.make_history), read the figure back under the Agg
+kata.records.strategies.make_history), read the figure back under the Agg
 backend, and refuse every call that would open a window and wait
 (`plt.show()`, `plt.pause()`, ...).
 
@@ -41,16 +41,16 @@ from matplotlib.backend_bases import FigureCanvasBase
 from matplotlib.figure import Figure
 from PIL import Image
 
-from kata.checks.history import History
 from kata.checks.messages import NUMPY_LESSONS, fail_if, numpy_refusal, where_in
-from kata.checks.snapshots import change, snapshot
-from kata.checks.strategies import examples, histories, make_history
 from kata.harness.target import TargetError, module_of, target_of
 from kata.i18n import N_, _, say
+from kata.records.history import History
+from kata.records.snapshots import change, snapshot
+from kata.records.strategies import examples, histories, make_history
 
 matplotlib.use("Agg", force=True)  # off-screen, whatever MPLBACKEND says
 
-# The device the histories' tensors live on (None: kata.checks.strategies.HISTORY_DEVICE,
+# The device the histories' tensors live on (None: kata.records.strategies.HISTORY_DEVICE,
 # the CPU). The checks on an accelerator pass it instead.
 DEVICE = None
 

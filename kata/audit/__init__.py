@@ -4,7 +4,7 @@ A grade must not rest on what a submission's own process says about itself.
 So besides running the checks, the grader asks each exercise's contract
 functions for *records*: results on inputs drawn afresh from a seed chosen
 for that grading run. In the sandbox, :func:`run_records` calls the
-submission's functions and sends back only data (kata/audit/_wire.py: JSON,
+submission's functions and sends back only data (kata/records/wire.py: JSON,
 tensors as raw bytes). Outside it, a process that never imports the
 submission's code runs the same records on the reference solutions, with the
 same seed, and :func:`judge` compares them, facet by facet.
@@ -51,8 +51,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kata.audit._wire import diff, tensor_values, typed
 from kata.i18n import _, say
+from kata.records.wire import diff, tensor_values, typed
 
 __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK",
            "SOURCE_RECORD", "Context", "Draw", "Facet", "close", "diff", "drawn_per_hand_in", "facets", "files_of",

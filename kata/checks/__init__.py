@@ -4,8 +4,5 @@
   label, the training loop, the history's names);
 - :mod:`kata.checks.doubles`: a tiny deterministic model and loaders that record
   how each batch was used;
-- :mod:`kata.checks.strategies`: Hypothesis strategies (images, attribute
-  vectors, histories, nests of tensors);
-- :mod:`kata.checks.snapshots`: "did the learner's code change what it was given?";
 - :mod:`kata.checks.messages`: values and device errors put into words.
 """

@@ -11,8 +11,8 @@ import torch
 from torch import nn
 from torchvision import transforms as T
 
-from kata.checks.history import History
 from kata.data.layout import SMILING
+from kata.records.history import History
 
 __all__ = ["BOOK_LAYERS", "BOOK_PARAMETERS", "CROP", "IMAGE", "book_cnn", "book_epoch", "book_eval_transform",
            "book_train", "book_train_candidates", "book_train_transform", "smile_of"]

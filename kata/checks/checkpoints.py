@@ -22,9 +22,9 @@ import torch
 
 from kata.audit.payloads import RunsCode
 from kata.checks import lessons
-from kata.checks.history import HISTORY_NAMES, History
 from kata.checks.messages import describe
 from kata.i18n import _, say
+from kata.records.history import HISTORY_NAMES, History
 
 __all__ = ["EPOCH", "HISTORY", "Contents", "contents", "describe_file", "device_tags", "epoch_problem",
            "file_problem", "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",

@@ -12,12 +12,12 @@ import ast
 from pathlib import Path
 
 from kata.checks import lessons
-from kata.checks.history import HISTORY_NAMES
 from kata.checks.lessons import say
 from kata.commands._args import plot_language
 from kata.harness.target import Target
 from kata.harness.tracebacks import display
 from kata.i18n import N_, _
+from kata.records.history import HISTORY_NAMES
 
 __all__ = ["KINDS", "HistoryWatch", "SeedsCrash", "book_plot", "plain"]
 

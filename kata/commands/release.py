@@ -36,7 +36,7 @@ __all__ = ["HELP", "STUDENT_README", "add_parser", "release", "run"]
 HELP = N_("write the learners' copy (no solutions) into a new folder")
 
 TOP_FILES = ("pyproject.toml", "conftest.py", "CONTRACT.md", "LICENSE", "LICENSE.md", "LICENSE.txt", ".gitignore")
-FOLDERS = ("kata", "tests", "exercises")
+FOLDERS = ("kata", "tests", "records", "exercises")
 SKIP_PARTS = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json", LANG_FILE}
 
 # What a release in a language adds to its .gitignore: the language it was handed out in

@@ -39,7 +39,6 @@ from datetime import datetime
 from pathlib import Path
 
 from kata.checks import lessons
-from kata.checks.history import HISTORY_NAMES
 from kata.checks.lessons import say as say_
 from kata.commands._args import positive
 from kata.commands._checkpoints import CHECKPOINT, Checkpoints, ResumeError, checkpoint_file, earlier_run
@@ -48,6 +47,7 @@ from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
 from kata.harness.tracebacks import display, learner_error
 from kata.i18n import N_, _, say
+from kata.records.history import HISTORY_NAMES
 
 __all__ = ["BOOK", "HELP", "QUICK", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings", "add_parser",
            "book_plot", "data_root", "learner_code", "pick_device", "plain", "run", "settings_of", "train"]

@@ -116,7 +116,7 @@ def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
     root = project.root
     picked = [(name, root / name) for name in ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md",
                                                 "LICENSE", "LICENSE.md", "LICENSE.txt") if (root / name).is_file()]
-    for folder in ("kata", "tests", "solutions", "exercises"):
+    for folder in ("kata", "tests", "records", "solutions", "exercises"):
         for path in sorted((root / folder).rglob("*")):
             rel = path.relative_to(root)
             if not path.is_file() or path.suffix == ".pyc" or SKIP_NAMES & set(rel.parts[1:]):

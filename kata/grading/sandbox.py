@@ -172,7 +172,8 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
         args += ["--setenv", *pair]
     ro = [d for d in _python_dirs() if not d.is_relative_to("/usr")] + [Path(kata.__file__).resolve().parent]
     if role == "checks":
-        ro += [roots.project.checks, roots.project.exercises, project / "pyproject.toml", project / "conftest.py"]
+        ro += [roots.project.checks, roots.project.records, roots.project.exercises, project / "pyproject.toml",
+               project / "conftest.py"]
     else:
         ro.append(roots.data)
     binds = [("--ro-bind", Path("/usr"))] + [("--ro-bind", p) for p in _outermost([p for p in ro if p.exists()])]

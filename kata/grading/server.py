@@ -53,7 +53,7 @@ SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib
           "kata.celeba")   # with torch.nn and torch.optim, torchvision.transforms, NumPy and PIL
 PRELOAD = {"checks": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis",
                                "kata.harness.plugin", "kata.checks.book", "kata.checks.doubles",
-                               "kata.checks.strategies", "kata.checks.messages", "kata.data.synth"),
+                               "kata.records.strategies", "kata.checks.messages", "kata.data.synth"),
            "records": SHARED + ("kata.audit", "kata.harness.target")}
 
 

@@ -46,7 +46,7 @@ LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
 # whose sentences it holds. Each domain's .po is edited on its own; a message is
 # looked up in all of them, so a sentence shared by two areas needs one entry.
 CATALOGUES = {
-    "lessons": ["kata/checks/*.py"],
+    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py"],
     "checks-a": ["tests/test_data.py", "tests/test_model.py", "tests/test_devices.py"],
     "checks-b": ["tests/test_plotting.py", "tests/test_training.py", "tests/test_sync.py",
                  "tests/test_checkpoint.py", "tests/conftest.py", "conftest.py"],
@@ -55,7 +55,8 @@ CATALOGUES = {
     "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
                                                          "data", "doctor", "hint", "list", "next", "solution",
                                                          "train", "watch")] + ["kata/conformance/*.py"],
-    "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
+    "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/records/__init__.py", "kata/records/wire.py",
+                "kata/commands/grade.py", "kata/commands/gradescope.py"],
     "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
     "conformance": ["kata/conformance/table.toml"],
     "stubs": ["exercises/*.py", "kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py",

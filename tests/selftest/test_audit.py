@@ -44,8 +44,8 @@ from test_grade_samples import EQUIVALENT_TRAINING, FORGED_TRAINING, write
 from kata import audit, curriculum
 from kata.audit import Context, Draw, judge, records_here
 from kata.audit._draws import nest
-from kata.audit._wire import diff, typed
 from kata.project import locate
+from kata.records.wire import diff, typed
 
 pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)

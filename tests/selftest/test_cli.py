@@ -189,7 +189,7 @@ def test_kata_solution_runs_the_real_checks(tmp_path, monkeypatch, capsys):
     root = tmp_path / "kata"
     here = locate()
     ignore = shutil.ignore_patterns("__pycache__", "selftest", "benchmarks", ".kata-progress.json")
-    for folder in ("tests", "exercises", "solutions"):
+    for folder in ("tests", "records", "exercises", "solutions"):
         shutil.copytree(here.root / folder, root / folder, ignore=ignore)
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy(here.root / name, root / name)

@@ -143,7 +143,7 @@ def extra(tmp_path_factory):
     root = tmp_path_factory.mktemp("extra") / "device-kata"
     project = locate().root
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "data", "runs")
-    for folder in ("kata", "exercises", "solutions", "tests"):
+    for folder in ("kata", "exercises", "solutions", "tests", "records"):
         shutil.copytree(project / folder, root / folder, ignore=ignore)
     for name in ("conftest.py", "pyproject.toml"):
         shutil.copy(project / name, root / name)

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from collections import namedtuple
 
+from kata.records.wire import known_tuple
+
 __all__ = ["HISTORY_NAMES", "History"]
 
 HISTORY_NAMES = ("loss_hist_train", "loss_hist_valid", "accuracy_hist_train", "accuracy_hist_valid")
-History = namedtuple("History", HISTORY_NAMES)
+History = known_tuple(namedtuple("History", HISTORY_NAMES))

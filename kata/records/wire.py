@@ -6,8 +6,10 @@ tree that says what each value *is* as well as what it holds: ``{"t": "float",
 "v": 0.5}``, ``{"t": "tensor", "device": "cpu", "dtype": "float32", "shape":
 [2], "grad": false, "fn": false, "v": {"b64": ...}}``. Tensor values travel as
 their raw bytes (base64), read back with :func:`numpy.frombuffer`: data only,
-never a pickle, never code. :func:`diff` compares a submission's tree with the
-reference's and says where they first differ, in words.
+never a pickle, never code. :func:`untyped` makes values of a tree again (tensors
+on the device it names, where this process has it), for the checks to read as they
+would read the function's own answer; :func:`diff` compares a submission's tree with
+the reference's and says where they first differ, in words.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Any
 
 from kata.i18n import _, say
 
-__all__ = ["MAPPINGS", "diff", "tensor_values", "typed"]
+__all__ = ["MAPPINGS", "Opaque", "Unreadable", "diff", "known_tuple", "tensor_values", "typed", "untyped"]
 
 # A mapping may come back as any dict: the contract welcomes keeping OrderedDict or defaultdict, and
 # does not require it (CONTRACT.md, to_device).
@@ -81,7 +83,10 @@ def typed(x: Any, values: bool | str = True, depth: int = 0) -> dict:
             return {"t": "numpy", "dtype": str(x.dtype), "v": _float(float(x.item())) if x.dtype.kind == "f"
                     else x.item()}
         if isinstance(x, np.ndarray):
-            return {"t": "ndarray", "dtype": str(x.dtype), "shape": list(x.shape)}
+            out = {"t": "ndarray", "dtype": str(x.dtype), "shape": list(x.shape)}
+            if values is True and str(x.dtype) in _DTYPES:
+                out["v"] = {"dtype": str(x.dtype), "b64": base64.b64encode(np.ascontiguousarray(x).tobytes()).decode()}
+            return out
     if isinstance(x, tuple) and hasattr(type(x), "_fields"):
         return {"t": "namedtuple", "name": type(x).__name__, "fields": list(type(x)._fields),
                 "v": [typed(v, values, depth + 1) for v in x]}
@@ -94,6 +99,138 @@ def typed(x: Any, values: bool | str = True, depth: int = 0) -> dict:
     if isinstance(x, (bool, int, float, str)):   # a subclass of a Python scalar (an IntEnum, say)
         return {"t": "other", "class": type(x).__name__, "v": x if not isinstance(x, float) else _float(x)}
     return {"t": "other", "class": type(x).__name__}
+
+
+class Unreadable(ValueError):
+    """A tree :func:`untyped` can't make a value of (whatever sent it, a check that reads it fails)."""
+
+
+class Opaque:
+    """A value the wire describes but does not carry (an object of another class, an array, a nest too deep)."""
+
+    def __init__(self, kind: str, value=None):
+        self.kind, self.value = kind, value
+
+    def __repr__(self) -> str:
+        return f"<{self.kind}>" if self.value is None else f"<{self.kind} {self.value!r}>"
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Opaque) and (self.kind, self.value) == (other.kind, other.value)
+
+    __hash__ = None
+
+
+_TUPLES: dict[tuple, type] = {}
+_SUBCLASSES: dict[tuple, type] = {}
+
+
+def known_tuple(cls: type) -> type:
+    """Make named tuples of ``cls``'s name and fields come back as ``cls`` (a check compares types)."""
+    _TUPLES[cls.__name__, tuple(cls._fields)] = cls
+    return cls
+
+
+def _named(name, fields) -> type:
+    from collections import namedtuple
+
+    if not (isinstance(name, str) and name.isidentifier() and isinstance(fields, list)
+            and all(isinstance(f, str) and f.isidentifier() and not f.startswith("_") for f in fields)):
+        raise Unreadable("a named tuple whose name or fields are not names")
+    key = (name, tuple(fields))
+    if key not in _TUPLES:
+        _TUPLES[key] = namedtuple(name, fields)
+    return _TUPLES[key]
+
+
+def _subclass(base: type, name) -> type:
+    key = (base, str(name))
+    if key not in _SUBCLASSES:
+        _SUBCLASSES[key] = type(str(name), (base,), {})
+    return _SUBCLASSES[key]
+
+
+def _untensor(node: dict):
+    import torch
+
+    dtype = getattr(torch, str(node.get("dtype")), None)
+    shape = node.get("shape")
+    if not isinstance(dtype, torch.dtype) or not (isinstance(shape, list) and all(
+            type(n) is int and n >= 0 for n in shape)) or len(shape) > 16:
+        raise Unreadable("a tensor of no known dtype or shape")
+    device = torch.device(str(node.get("device")))
+    if device.type == "meta":
+        t = torch.empty(shape, dtype=dtype, device="meta")
+    else:
+        values = tensor_values(node)
+        if values is None or values.size != math.prod(shape):
+            raise Unreadable("a tensor whose values did not come with it")
+        t = torch.from_numpy(values.copy().reshape(shape)).to(dtype)
+        if device.type != "cpu":
+            t = t.to(device)
+    if node.get("grad") is True and t.is_floating_point():
+        t.requires_grad_()
+        if node.get("fn") is True:
+            t = t.clone()   # a tensor with autograd history, as the function's was
+    return t
+
+
+def untyped(node, depth: int = 0):
+    """The value a tree describes (:func:`typed`'s inverse, as far as data goes); :class:`Unreadable` for a
+    tree no :func:`typed` made."""
+    if depth > 40 or not isinstance(node, dict):
+        raise Unreadable("not a described value")
+    t, v = node.get("t"), node.get("v")
+    try:
+        if t in ("NoneType", "bool", "int", "str"):
+            if type(v) is not {"NoneType": type(None), "bool": bool, "int": int, "str": str}[t]:
+                raise Unreadable(f"a {t} that is not one")
+            return v
+        if t == "float":
+            return _number(v)
+        if t == "tensor":
+            return _untensor(node)
+        if t == "device":
+            import torch
+
+            return torch.device(str(v))
+        if t == "numpy":
+            import numpy as np
+
+            return np.dtype(str(node.get("dtype"))).type(_number(v) if isinstance(v, str) else v)
+        if t in ("list", "tuple", "namedtuple"):
+            if not isinstance(v, list):
+                raise Unreadable(f"a {t} without items")
+            items = [untyped(x, depth + 1) for x in v]
+            if t == "namedtuple":
+                return _named(node.get("name"), node.get("fields"))(*items)
+            base = list if t == "list" else tuple
+            return base(items) if node.get("exact", True) else _subclass(base, f"{base.__name__} subclass")(items)
+        if t == "dict":
+            from collections import OrderedDict, defaultdict
+
+            keys = [untyped(k, depth + 1) for k in node.get("k", [])]
+            values = [untyped(x, depth + 1) for x in v]
+            if len(keys) != len(values):
+                raise Unreadable("a dict whose keys and values differ in number")
+            kind = node.get("kind")
+            made = {"dict": dict, "OrderedDict": OrderedDict, "defaultdict": lambda: defaultdict(None)}.get(kind)
+            out = made() if made else _subclass(dict, kind)()
+            out.update(zip(keys, values))
+            return out
+        if t == "ndarray":
+            values = tensor_values(node) if isinstance(node.get("shape"), list) else None
+            if values is None or values.size != math.prod(node["shape"]):
+                return Opaque("ndarray", node.get("dtype"))
+            return values.copy().reshape(node["shape"])
+        if t == "other":
+            return Opaque(str(node.get("class")), v)
+        if t == "deep":
+            return Opaque("a nest too deep")
+    except Unreadable:
+        raise
+    except (TypeError, ValueError, RuntimeError, KeyError) as exc:
+        raise Unreadable(f"{t}: {exc}") from None
+    raise Unreadable(f"no kind of value the wire describes: {t!r}")
 
 
 def tensor_values(node: dict):

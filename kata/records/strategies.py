@@ -9,7 +9,8 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from kata.checks.history import History
+from kata.records.history import History
+from kata.records.wire import known_tuple
 
 __all__ = ["CASE_SECONDS", "GRAD_KINDS", "HISTORY_DEVICE", "HISTORY_ENTRY_KINDS", "Pair", "accuracy_values",
            "attribute_vectors", "batch_sizes", "examples", "histories", "history_entry", "history_entry_kinds",
@@ -148,7 +149,7 @@ def histories(draw, min_epochs=1, max_epochs=30, device=None):
 # dicts (plain ones, OrderedDicts and defaultdicts: the contract's "dict" is any
 # of them), nested, holding tensors of random shapes and dtypes among plain values.
 
-Pair = namedtuple("Pair", ["first", "second"])
+Pair = known_tuple(namedtuple("Pair", ["first", "second"]))
 
 TENSOR_DTYPES = ("float32", "float64", "int64", "int32", "bool")
 

@@ -1,0 +1,175 @@
+"""What a check reads: the answers of an exercise's records (kata/records), asked here or read from a file.
+
+An exercise with records (``records/NAME.py``) has, as its fixture, an :class:`Asking`: a check calls
+``devices.cases("device_of_tensors")`` (every case: its inputs, drawn here, and the module's answer) or
+``devices.answer("pick_device", True, False)`` (the answer to one case) and asserts its rule on them.
+
+* In a learner's run (``pytest exercises``, ``kata watch``, ``kata.check``, a notebook) the records are asked
+  here, once per run and target, and their answers go through the wire and back (kata/records/wire.py), so a
+  check reads exactly what it would read in grading. An exception the module raised is raised again where
+  the check reads that answer, with the module's own traceback.
+* With ``--records-from FILE`` (``kata grade``: the answers a hand-in's sandbox gave, and the seed the grader
+  drew) nothing of the hand-in is imported: the inputs are drawn here from the seed, the answers read from the
+  file; an error comes back as its text.
+
+Each answer a check reads adds what it rests on (kata.records.RESTS) to the check's report, as the user
+property ``kata_rests``: the grader lists the points that rest on the graded process.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from kata import records as _records
+from kata.harness import accelerator as _acc
+from kata.harness.target import NotSetYet, Target, TargetError
+from kata.i18n import _, say
+from kata.project import locate
+from kata.records.wire import Unreadable, untyped
+
+__all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "reading"]
+
+SEED = 0   # the records' seed in a learner's run: the same inputs every run (grading draws one per hand-in)
+
+_CURRENT: list = [None]   # the check being run (kata/harness/plugin.py sets it): its report says what it read
+
+
+def reading(item) -> None:
+    """From now on, the answers read are ``item``'s (None: no check's)."""
+    _CURRENT[0] = item
+
+
+class AnswerError(AssertionError):
+    """An answer that came back as an error, or could not be read (in a run that reads answers from a file)."""
+
+
+@dataclass
+class Case:
+    """One case of a record: its inputs (drawn in this process) and what the module answered."""
+
+    args: tuple
+    result: dict
+
+    @property
+    def raised(self) -> BaseException | None:
+        """What the module raised for this case (None: it answered): here, the exception itself; from a file,
+        one of the same built-in kind with its text (an AnswerError for any other kind)."""
+        exc = self.result.get("exc")
+        if exc is not None:
+            return exc.with_traceback(self.result.get("tb"))
+        if "error" not in self.result:
+            return None
+        text, kind = str(self.result["error"]), str(self.result.get("kind"))
+        message = text.removeprefix(f"{kind}:").strip()
+        if kind in ("NotImplementedError", "NotSetYet"):
+            return NotSetYet(message)
+        if kind == "TargetError":
+            return TargetError(message)
+        made = getattr(builtins, kind, None)
+        if isinstance(made, type) and issubclass(made, Exception) and made.__module__ == "builtins":
+            return made(message)
+        return AnswerError(say("it raised {error}", error=text))
+
+    @property
+    def answer(self):
+        """The module's answer, made again from the wire (a fresh value each time); what it raised, raised again."""
+        exc = self.raised
+        if exc is not None:
+            raise exc
+        try:
+            return untyped(self.result.get("data"))
+        except Unreadable as exc:
+            raise AnswerError(say("its answer could not be read ({why})", why=str(exc))) from None
+
+
+class RecordsFile:
+    """The answers of one hand-in's records and the seed they were drawn from (``--records-from``)."""
+
+    def __init__(self, path: str | Path):
+        found = json.loads(Path(path).read_text(encoding="utf-8"))
+        self.seed = int(found["seed"])
+        self.records: dict = found.get("records") or {}
+
+    def of(self, exercise: str, name: str) -> dict:
+        got = self.records.get(exercise, {}).get(name)
+        return got if isinstance(got, dict) else {"error": _("no answer came back for this record")}
+
+
+class Asking:
+    """The fixture of an exercise with records: its records' cases, asked once and kept."""
+
+    def __init__(self, exercise: str, target: Target | None, answers: RecordsFile | None = None, config=None):
+        self.exercise, self.config = exercise, config
+        self.target, self.answers = target, answers
+        self.records = _records.load(locate().records_of(exercise))
+        self._asked: dict[str, list[Case]] = {}
+
+    def __repr__(self) -> str:
+        return f"<records of {self.exercise!r}>"
+
+    def _record(self, name: str) -> _records.Record:
+        if name not in self.records:
+            raise KeyError(f"records/{self.exercise}.py has no record {name!r}")
+        return self.records[name]
+
+    def cases(self, name: str) -> list[Case]:
+        """Every case of record ``name``."""
+        rec = self._record(name)
+        item = _CURRENT[0]
+        if item is not None:
+            item.user_properties.append(("kata_rests", list(rec.rests)))
+        if name not in self._asked:
+            self._asked[name] = self._ask(rec)
+        return self._asked[name]
+
+    def answer(self, name: str, *args):
+        """The answer to the case of record ``name`` whose inputs are ``args``."""
+        for case in self.cases(name):
+            if case.args == args:
+                return case.answer
+        raise KeyError(f"records/{self.exercise}.py: {name} has no case {args!r}")
+
+    def _ask(self, rec: _records.Record) -> list[Case]:
+        if self.answers is not None:
+            return self._read(rec)
+        module = self.target.module(self.exercise)
+        with _records.using(_records.Context(accelerator=self._accelerator() if rec.accelerator else None)):
+            found = _records.ask_all(rec, module, SEED, self.exercise, keep=True)
+        cases = []
+        for args, result in zip(rec.inputs(SEED, self.exercise), found["cases"]):
+            if "exc" in result:
+                result["tb"] = result["exc"].__traceback__
+            cases.append(Case(args, result))
+        return cases
+
+    def _accelerator(self):
+        import torch
+
+        chosen = _acc.accelerator_of(self.config)
+        if not chosen.available:
+            return None
+        return _acc.install_if_simulated(self.config) if chosen.kind == "sim" else torch.device(chosen.kind)
+
+    def _read(self, rec: _records.Record) -> list[Case]:
+        inputs = rec.inputs(self.answers.seed, self.exercise)
+        got = self.answers.of(self.exercise, rec.name)
+        if "cases" not in got:
+            return [Case(args, {"error": got.get("error", _("no answer")), "kind": got.get("kind")})
+                    for args in inputs]
+        cases = got["cases"]
+        if got.get("inputs") != _records.digest(inputs) or not isinstance(cases, list) or len(cases) != len(inputs):
+            why = _("the answers were given to other inputs than the ones drawn for them")
+            return [Case(args, {"error": why}) for args in inputs]
+        return [Case(args, c if isinstance(c, dict) else {"error": _("not an answer")})
+                for args, c in zip(inputs, cases)]
+
+
+def asking_for(config, target: Target, exercise: str) -> Asking | None:
+    """The fixture of ``exercise`` on ``target`` when it has records (None: its checks call the module)."""
+    if not locate().records_of(exercise).is_file():
+        return None
+    path = config.getoption("kata_records_from", None)
+    return Asking(exercise, None if path else target, RecordsFile(path) if path else None, config)

@@ -1,0 +1,243 @@
+"""Records: the one place a scenario is written (what to ask a learner's module, on what), answered as data.
+
+Exercise NAME's records live in ``records/NAME.py`` beside ``tests/``: functions decorated with
+:func:`record`. Each says what to ask the module (``ask(module, *args)``), on which inputs (``cases``: a
+list, or a function of a seeded :class:`Draw`, Hypothesis-backed where a rule holds over many inputs), and
+what its answers rest on (:data:`RESTS`). A check in ``tests/test_NAME.py`` asks the exercise's fixture for
+a record's cases and asserts its one rule on them (:mod:`kata.harness.asking`).
+
+A record's answer is plain data (:mod:`kata.records.wire`): in a learner's run the cases are asked in the
+checks' own process and their answers go through the wire and back, as in grading, where the sandbox asks
+them and the checks, in a process that never imports the hand-in, read the answers while drawing the same
+inputs themselves from the same seed (an answer never brings its own inputs).
+
+The records import neither pytest nor ``kata.checks`` (the book's answers): the sandbox that asks them has
+neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import random
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from kata.records.wire import typed
+
+__all__ = ["BEHAVIOUR", "CONSTANT", "EXAMPLES", "PROCESS", "PROPERTY", "RESTS", "SHAPE", "SOURCE", "WORK", "Context",
+           "Draw", "Record", "answer", "ask_all", "context", "digest", "error_text", "load", "record", "using"]
+
+# What an answer rests on: what a hand-in must do to give the right one.
+WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
+SOURCE = "source"         # declare it in its source, read outside its process (kata/audit/declared.py)
+CONSTANT = "constant"     # nothing: a value of the contract, the same for every input
+SHAPE = "shape"           # nothing: a type, shape or structure the inputs already tell
+PROPERTY = "property"     # nothing: a property any made-up value can have
+BEHAVIOUR = "behaviour"   # nothing its output shows: what the process did, as the process reports it
+PROCESS = (CONSTANT, SHAPE, PROPERTY, BEHAVIOUR)   # the answers that rest on the graded process
+RESTS = (WORK, SOURCE, *PROCESS)
+
+EXAMPLES = 20   # the inputs a Hypothesis-backed draw gives a record (the same in every process that draws them)
+
+
+class Draw:
+    """A record's own randomness: the same inputs wherever the same seed draws them."""
+
+    def __init__(self, seed: int, name: str):
+        self.rng = random.Random(f"{seed}:{name}")
+
+    def int(self, low: int, high: int) -> int:
+        return self.rng.randint(low, high)
+
+    def choice(self, options):
+        return self.rng.choice(list(options))
+
+    def shuffled(self, options) -> list:
+        items = list(options)
+        self.rng.shuffle(items)
+        return items
+
+    def seed(self) -> int:
+        return self.rng.getrandbits(48)
+
+    def generator(self):
+        import torch
+
+        return torch.Generator().manual_seed(self.seed())
+
+    def examples(self, strategy, n: int = EXAMPLES, explicit=()) -> list:
+        """``explicit`` first, then up to ``n`` values of a Hypothesis ``strategy``, drawn from this draw's seed
+        (Hypothesis's own generation, never shrunk: nothing fails while drawing)."""
+        from hypothesis import HealthCheck, Phase, given, settings
+        from hypothesis import seed as seeded
+
+        found = list(explicit)
+
+        @seeded(self.seed())
+        @settings(max_examples=n, database=None, deadline=None, phases=[Phase.generate], derandomize=False,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def collect(value):
+            if len(found) < n + len(explicit):
+                found.append(value)
+
+        with _no_local_constants():
+            collect()
+        return found
+
+
+@contextlib.contextmanager
+def _no_local_constants():
+    """Hypothesis mixes into what it draws the constants of the modules this process has loaded (the checks', a
+    hand-in's): two processes would draw other inputs from one seed. Only its global constants, while drawing.
+    (Private names of Hypothesis, in this one place; where they are gone, the inputs' fingerprints still tell.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:
+        yield
+        return
+    get, cache_ = getattr(providers, "_get_local_constants", None), getattr(providers, "CONSTANTS_CACHE", None)
+    if get is None or cache_ is None or not hasattr(providers, "Constants"):
+        yield
+        return
+    empty = providers.Constants()
+    providers._get_local_constants, providers.CONSTANTS_CACHE = (lambda: empty), {}
+    try:
+        yield
+    finally:
+        providers._get_local_constants, providers.CONSTANTS_CACHE = get, cache_
+
+
+@dataclass
+class Context:
+    """What records may use besides their inputs: where things are in this process."""
+
+    accelerator: Any = None          # a torch.device other than the CPU (simgpu, CUDA, MPS), or None
+    tmp: Path | None = None          # a folder records may write into
+    celeba: Path | None = None       # a small synthetic CelebA (the folder above celeba/)
+
+
+_CONTEXT = [Context()]
+
+
+def context() -> Context:
+    """The context the records are asked in."""
+    return _CONTEXT[-1]
+
+
+@contextlib.contextmanager
+def using(ctx: Context) -> Iterator[Context]:
+    _CONTEXT.append(ctx)
+    try:
+        yield ctx
+    finally:
+        _CONTEXT.pop()
+
+
+@dataclass(frozen=True)
+class Record:
+    """One question to an exercise's module: ``ask(module, *case)`` for each case."""
+
+    name: str
+    ask: Callable
+    cases: Callable[[Draw], list] | list | None = None
+    rests: tuple[str, ...] = (WORK,)   # what its answers rest on (one of RESTS each: more where parts differ)
+    about: str = ""
+    accelerator: bool = False   # asked only where there is an accelerator (context().accelerator)
+
+    def inputs(self, seed: int, exercise: str) -> list[tuple]:
+        """The cases drawn from ``seed``: each a tuple of arguments after the module."""
+        if self.cases is None:
+            return [()]
+        found = self.cases(Draw(seed, f"{exercise}.{self.name}")) if callable(self.cases) else list(self.cases)
+        return [(c,) if _one_argument(self.ask) or not isinstance(c, tuple) else c for c in found]
+
+
+@cache
+def _one_argument(ask: Callable) -> bool:
+    """Whether ``ask`` takes one argument after the module (each case is then that argument, a tuple or not)."""
+    import inspect
+
+    params = list(inspect.signature(ask).parameters.values())[1:]
+    return len(params) == 1 and params[0].kind in (params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD)
+
+
+def record(cases=None, *, rests: str | tuple[str, ...] = WORK, name: str | None = None,
+           accelerator: bool = False) -> Callable[[Callable], Record]:
+    """Make ``ask(module, *args)`` a record, asked once per case (``cases``: a list, or a function of a
+    :class:`Draw` giving one; None: once, without arguments); ``accelerator``: it uses context().accelerator."""
+    rests = (rests,) if isinstance(rests, str) else tuple(rests)
+    if not rests or any(r not in RESTS for r in rests):
+        raise ValueError(f"a record rests on one or more of {RESTS}, not {rests!r}")
+
+    def made(ask: Callable) -> Record:
+        doc = (ask.__doc__ or "").strip().splitlines()
+        return Record(name or ask.__name__, ask, cases, rests, doc[0] if doc else "", accelerator)
+    return made
+
+
+def load(path: Path) -> dict[str, Record]:
+    """The records of one ``records/NAME.py`` (by path: it is no package on sys.path), {} when there is none;
+    imported once, and again only where sys.modules has lost it (the classes it draws must be the checks')."""
+    path = Path(path)
+    if not path.is_file():
+        return {}
+    name = f"kata_records_{path.stem}"
+    module = sys.modules.get(name)
+    if module is None or getattr(module, "__file__", None) != str(path):
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        try:
+            spec.loader.exec_module(module)
+        except BaseException:
+            sys.modules.pop(name, None)
+            raise
+    return {r.name: r for r in vars(module).values() if isinstance(r, Record)}
+
+
+def error_text(exc: BaseException) -> str:
+    """An exception as an answer says it: its type and its first line."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
+
+
+def digest(inputs: list[tuple]) -> str:
+    """A fingerprint of a record's inputs: the checks draw them again and compare."""
+    raw = json.dumps(typed(list(inputs), values="digest"), sort_keys=True, default=str)
+    return hashlib.sha256(raw.encode()).hexdigest()[:16]
+
+
+def answer(rec: Record, module, args: tuple) -> dict:
+    """One case asked: ``{"data": ...}`` or ``{"error": "Kind: first line", "kind": "Kind"}`` (and, in this
+    process only, the exception itself under ``"exc"``)."""
+    try:
+        return {"data": typed(rec.ask(module, *args))}
+    except Exception as exc:  # noqa: BLE001 - the module's error is the answer
+        return {"error": error_text(exc), "kind": type(exc).__name__, "exc": exc}
+    except SystemExit as exc:
+        return {"error": f"SystemExit({exc.code!r})", "kind": "SystemExit"}
+
+
+def ask_all(rec: Record, module, seed: int, exercise: str, keep: bool = False) -> dict:
+    """Every case of ``rec`` asked of ``module``: ``{"inputs": digest, "cases": [answer, ...]}``; the exceptions
+    kept only with ``keep`` (never across the wire)."""
+    inputs = rec.inputs(seed, exercise)
+    found = {"inputs": digest(inputs), "cases": []}
+    for args in inputs:
+        one = answer(rec, module, args)
+        exc = one.pop("exc", None)
+        if keep and exc is not None:
+            one["exc"] = exc
+        elif exc is not None:
+            traceback.clear_frames(exc.__traceback__)
+        found["cases"].append(one)
+    return found

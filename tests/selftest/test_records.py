@@ -1,0 +1,134 @@
+"""The records (kata/records, records/NAME.py): asked in a process without pytest, read back from a file.
+
+An exercise whose checks read records gets the same verdicts however the answers reach its checks:
+asked in the checks' own process (a learner's run), or asked elsewhere and read from a file with
+``--records-from`` (grading: the checks' process never imports the code under check). Shown here for
+the reference, the stubs, every correct variant and every known-wrong implementation of each such
+exercise, check by check.
+"""
+
+import json
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+# Imported before the inner runs, as in test_known_wrong.py (pytester's snapshot of sys.modules).
+import hypothesis
+import matplotlib.pyplot
+import numpy
+import pytest
+import torch
+
+from kata import curriculum, records, sim
+from kata.checks.mutants import write_mutant
+from kata.harness import asking
+from kata.harness.target import Target
+from kata.project import locate
+
+pytest_plugins = ["pytester"]
+PRELOADED = (hypothesis, matplotlib.pyplot, numpy, torch)
+
+SELFTEST = Path(__file__).parent
+MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
+WITH_RECORDS = [ex.name for ex in curriculum.exercises() if locate().records_of(ex.name).is_file()]
+
+
+class Verdicts:
+    """An inner run's plugin: each check's outcome."""
+
+    def __init__(self):
+        self.outcomes: dict[str, str] = {}
+        self.rests: dict[str, set] = {}
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or report.outcome != "passed":
+            self.outcomes[report.nodeid] = "passed" if report.passed else report.outcome
+        for key, value in report.user_properties:
+            if key == "kata_rests":
+                self.rests.setdefault(report.nodeid, set()).update(value)
+
+
+def answers_file(folder: Path, exercise: str, seed: int, out: Path) -> Path:
+    """What the grader's sandbox does, here: every record of ``exercise`` asked of ``folder``'s module."""
+    target = Target(folder)
+    ok, _why = sim.support()
+    found = {}
+    with records.using(records.Context(accelerator=sim.install() if ok else None)):
+        for name, rec in records.load(locate().records_of(exercise)).items():
+            found[name] = records.ask_all(rec, target.module(exercise), seed, exercise)
+    out.write_text(json.dumps({"seed": seed, "records": {exercise: found}}))
+    return out
+
+
+def verdicts(pytester, folder: Path, exercise: str, *more: str) -> Verdicts:
+    seen = Verdicts()
+    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target", str(folder),
+                                 str(locate().checks_of(exercise)), *more, plugins=[seen])
+    assert seen.outcomes, f"no check of {exercise} ran on {folder}"
+    return seen
+
+
+def targets(exercise: str) -> list:
+    found = [pytest.param(exercise, locate().solutions, id=f"{exercise}: solutions"),
+             pytest.param(exercise, locate().exercises, id=f"{exercise}: stubs")]
+    found += [pytest.param(exercise, v, id=f"{exercise}: variant {v.name}")
+              for v in sorted(SELFTEST.glob("variants/*")) if (v / f"{exercise}.py").is_file()]
+    return found
+
+
+CASES = [case for exercise in WITH_RECORDS for case in targets(exercise)]
+CASES += [pytest.param(m["exercise"], m, id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS
+          if m["exercise"] in WITH_RECORDS]
+
+
+@pytest.mark.parametrize("exercise, target", CASES)
+def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, exercise, target):
+    if isinstance(target, dict):
+        target = write_mutant(tmp_path / "mutant", exercise,
+                              *[(e["old"], e["new"]) for e in target.get("edit", [])], before=target.get("before", ""))
+    here = verdicts(pytester, target, exercise)
+    path = answers_file(target, exercise, asking.SEED, tmp_path / "answers.json")
+    read = verdicts(pytester, target, exercise, "--records-from", str(path))
+    assert read.outcomes == here.outcomes
+    assert read.rests == here.rests
+
+
+def test_the_reference_passes_on_answers_drawn_from_any_seed(pytester, tmp_path):
+    for exercise in WITH_RECORDS:
+        path = answers_file(locate().solutions, exercise, 8086, tmp_path / f"{exercise}.json")
+        read = verdicts(pytester, locate().solutions, exercise, "--records-from", str(path))
+        failed = [n for n, o in read.outcomes.items() if o not in ("passed", "skipped")]
+        assert not failed, failed
+
+
+def test_answers_that_disagree_with_their_inputs_or_the_wire_are_failures(pytester, tmp_path):
+    exercise = WITH_RECORDS[0]
+    path = answers_file(locate().solutions, exercise, 7, tmp_path / "answers.json")
+    found = json.loads(path.read_text())
+    name = next(iter(found["records"][exercise]))
+    found["records"][exercise][name]["inputs"] = "0" * 16           # answers to other inputs
+    other = next(n for n in found["records"][exercise] if n != name)
+    for case in found["records"][exercise][other]["cases"]:
+        case["data"] = {"t": "tensor", "dtype": "float32", "shape": [10**6], "device": "cpu", "v": {}}  # no values
+    path.write_text(json.dumps(found))
+    read = verdicts(pytester, locate().solutions, exercise, "--records-from", str(path))
+    assert any(o == "failed" for o in read.outcomes.values())
+    assert all(o in ("passed", "failed", "skipped") for o in read.outcomes.values())
+
+
+def test_a_records_process_never_imports_pytest_or_the_checks():
+    code = (
+        "import sys\n"
+        "from kata import records\n"
+        "from kata.harness.target import Target\n"
+        "from kata.project import locate\n"
+        f"for exercise in {WITH_RECORDS!r}:\n"
+        "    for rec in records.load(locate().records_of(exercise)).values():\n"
+        "        if not rec.accelerator:\n"
+        "            records.ask_all(rec, Target(locate().solutions).module(exercise), 1, exercise)\n"
+        "bad = sorted(m for m in sys.modules if m == 'pytest' or m.startswith(('_pytest', 'kata.checks', 'kata.audit',"
+        " 'kata.harness.plugin')))\n"
+        "assert not bad, bad\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr[-2000:]
