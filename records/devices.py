@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
 
+import numpy as np
 from hypothesis import strategies as st
 
 from kata.records import CONSTANT, PROPERTY, SHAPE, WORK, context, record
@@ -102,8 +103,8 @@ def device_of_module(devices, kind):
 
 
 @record(lambda draw: draw.examples(st.one_of(plain_leaves, st.lists(st.integers(), max_size=3),
-                                             st.floats(width=32).map(__import__("numpy").float32),
-                                             st.integers(-5, 5).map(__import__("numpy").int64))), rests=CONSTANT)
+                                             st.floats(width=32).map(np.float32),
+                                             st.integers(-5, 5).map(np.int64))), rests=CONSTANT)
 def device_of_other(devices, value):
     """device_of of a value that is neither a tensor nor a module"""
     return devices.device_of(value)
@@ -183,8 +184,6 @@ def to_python_scalar(devices, dtype, value, grad):
 @record([("float64", 1.5), ("float32", 0.25), ("int64", 7), ("bool", True)], rests=CONSTANT)
 def to_python_numpy(devices, dtype, value):
     """to_python of a NumPy scalar"""
-    import numpy as np
-
     return devices.to_python(np.dtype(dtype).type(value))
 
 
