@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import contextlib
 import importlib
-import random
 import signal
 import threading
 import traceback
@@ -52,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from kata.i18n import _, say
+from kata.records import BEHAVIOUR, CONSTANT, PROCESS, PROPERTY, RESTS, SHAPE, SOURCE, WORK, Draw
 from kata.records.wire import diff, tensor_values, typed
 
 __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK",
@@ -59,15 +59,7 @@ __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RE
            "judge", "marked", "project", "records", "records_here", "run_records", "same", "source_record",
            "tensor_values", "typed"]
 
-# What a fact rests on (Facet.rests): what a hand-in must do to make its record agree.
-WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
-SOURCE = "source"         # declare it in its source, read outside its process (kata/audit/declared.py)
-CONSTANT = "constant"     # nothing: a value of the contract, the same for every input
-SHAPE = "shape"           # nothing: a type, shape or structure the inputs already tell
-PROPERTY = "property"     # nothing: a property any made-up value can have
-BEHAVIOUR = "behaviour"   # nothing its output shows: what the process did, as the process reports it
-PROCESS = (CONSTANT, SHAPE, PROPERTY, BEHAVIOUR)   # the facts that rest on the graded process
-RESTS = (WORK, SOURCE, *PROCESS)
+# What a fact rests on (Facet.rests) is what a record rests on: kata.records.RESTS.
 SOURCE_RECORD = "source"
 
 RECORD_SECONDS = 10.0   # one record's time, in the sandbox (correct code takes well under a second)
@@ -84,32 +76,6 @@ class Context:
     accelerator: Any = None                # a torch.device other than the CPU (simgpu, CUDA), or None
     reference: bool = False                # the reference's run: records may add what only the judge reads
     shared: int | None = None              # the run's (the records only process facts read); None: ``seed``
-
-
-class Draw:
-    """A record's own randomness: the same for the submission and the reference, new every run."""
-
-    def __init__(self, seed: int, name: str):
-        self.rng = random.Random(f"{seed}:{name}")
-
-    def int(self, low: int, high: int) -> int:
-        return self.rng.randint(low, high)
-
-    def choice(self, options):
-        return self.rng.choice(list(options))
-
-    def shuffled(self, options) -> list:
-        items = list(options)
-        self.rng.shuffle(items)
-        return items
-
-    def seed(self) -> int:
-        return self.rng.getrandbits(48)
-
-    def generator(self):
-        import torch
-
-        return torch.Generator().manual_seed(self.seed())
 
 
 Compare = Callable[[Any, Any], "str | None"]
