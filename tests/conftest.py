@@ -10,20 +10,14 @@ checks that use it, with one clear line.
 import pytest
 
 from kata.checks import elsewhere
-
-# A small synthetic CelebA, drawn once per test session: enough for two
-# batches of 8 in each split. (Drawing it takes well under a second.)
-SMALL_CELEBA = dict(n_train=40, n_valid=12, n_test=12)
+from kata.harness import asking
 
 
 @pytest.fixture(scope="session")
-def celeba_root(tmp_path_factory):
-    """The folder that holds `celeba/` (what `load_splits(root)` takes)."""
-    from kata.data.synth import generate
-
-    root = tmp_path_factory.mktemp("celeba_root")
-    generate(root, **SMALL_CELEBA, seed=1234, workers=1, progress=False)
-    return root
+def celeba_root(request):
+    """The folder that holds `celeba/` (what `load_splits(root)` takes): the records' small synthetic CelebA
+    (kata.records.CELEBA), the one they were asked on."""
+    return asking.celeba_of(request.config)
 
 
 @pytest.hookimpl(tryfirst=True)

@@ -30,7 +30,7 @@ from kata.i18n import _, say
 from kata.project import locate
 from kata.records.wire import Unreadable, untyped
 
-__all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "reading"]
+__all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_of", "reading"]
 
 SEED = 0   # the records' seed in a learner's run: the same inputs every run (grading draws one per hand-in)
 
@@ -95,6 +95,7 @@ class RecordsFile:
         found = json.loads(Path(path).read_text(encoding="utf-8"))
         self.seed = int(found["seed"])
         self.records: dict = found.get("records") or {}
+        self.celeba = Path(found["celeba"]) if found.get("celeba") else None   # the CelebA they were asked on
 
     def of(self, exercise: str, name: str) -> dict:
         got = self.records.get(exercise, {}).get(name)
@@ -139,7 +140,9 @@ class Asking:
         if self.answers is not None:
             return self._read(rec)
         module = self.target.module(self.exercise)   # the inputs a check reads are drawn again, untouched, below
-        with _records.using(_records.Context(accelerator=self._accelerator() if rec.accelerator else None)):
+        tmp = self.config._tmp_path_factory.mktemp(f"records-{rec.name}") if self.config is not None else None
+        ctx = _records.Context(self._accelerator() if rec.accelerator else None, tmp, lambda: celeba_of(self.config))
+        with _records.using(ctx):
             found = _records.ask_all(rec, module, SEED, self.exercise, keep=True)
         cases = []
         for args, result in zip(rec.inputs(SEED, self.exercise), found["cases"]):
@@ -168,6 +171,20 @@ class Asking:
             return [Case(args, {"error": why}) for args in inputs]
         return [Case(args, c if isinstance(c, dict) else {"error": _("not an answer")})
                 for args, c in zip(inputs, cases)]
+
+
+def celeba_of(config) -> Path:
+    """The records' CelebA in this run (kata.records.CELEBA): the one the answers read from a file were asked on,
+    else one drawn once per run (the ``celeba_root`` the checks share)."""
+    path = config.getoption("kata_records_from", None) if config is not None else None
+    named = RecordsFile(path).celeba if path else None
+    if named is not None:
+        return _records.small_celeba(named)   # drawn here where no record drew it
+    if config is None:
+        raise RuntimeError("no CelebA outside a run of the checks")
+    if not hasattr(config, "_kata_celeba"):
+        config._kata_celeba = _records.small_celeba(config._tmp_path_factory.mktemp("celeba_root"))
+    return config._kata_celeba
 
 
 def asking_for(config, target: Target, exercise: str) -> Asking | None:

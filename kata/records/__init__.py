@@ -32,8 +32,9 @@ from typing import Any
 
 from kata.records.wire import typed
 
-__all__ = ["BEHAVIOUR", "CONSTANT", "EXAMPLES", "PROCESS", "PROPERTY", "RESTS", "SHAPE", "SOURCE", "WORK", "Context",
-           "Draw", "Record", "answer", "ask_all", "context", "digest", "error_text", "load", "record", "using"]
+__all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "EXAMPLES", "PROCESS", "PROPERTY", "RESTS", "SHAPE", "SOURCE", "WORK",
+           "Context", "Draw", "Record", "answer", "ask_all", "context", "digest", "error_text", "load", "record",
+           "small_celeba", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -46,6 +47,9 @@ PROCESS = (CONSTANT, SHAPE, PROPERTY, BEHAVIOUR)   # the answers that rest on th
 RESTS = (WORK, SOURCE, *PROCESS)
 
 EXAMPLES = 20   # the inputs a Hypothesis-backed draw gives a record (the same in every process that draws them)
+# The records' CelebA (Context.celeba): small, drawn from one seed, the same wherever it is drawn (two batches of 8
+# in each split).
+CELEBA = dict(n_train=40, n_valid=12, n_test=12, seed=1234)
 
 
 class Draw:
@@ -122,7 +126,25 @@ class Context:
 
     accelerator: Any = None          # a torch.device other than the CPU (simgpu, CUDA, MPS), or None
     tmp: Path | None = None          # a folder records may write into
-    celeba: Path | None = None       # a small synthetic CelebA (the folder above celeba/)
+    where: Any = None                # the records' CelebA: its folder, or a function giving it when first used
+
+    @property
+    def celeba(self) -> Path:
+        """The records' synthetic CelebA (:data:`CELEBA`; the folder above celeba/), drawn when first used."""
+        if callable(self.where):
+            self.where = self.where()
+        if self.where is None:
+            raise RuntimeError("these records were asked without a CelebA")
+        return Path(self.where)
+
+
+def small_celeba(root: Path) -> Path:
+    """Draw the records' CelebA (:data:`CELEBA`) under ``root`` (the folder above celeba/), unless it is there."""
+    from kata.data.synth import generate
+
+    if not (Path(root) / "celeba" / "list_eval_partition.txt").is_file():
+        generate(root, **CELEBA, workers=1, progress=False)
+    return Path(root)
 
 
 _CONTEXT = [Context()]
