@@ -39,7 +39,7 @@ from kata.checks.checkpoints import (
     state,
     with_hidden_code,
 )
-from kata.checks.doubles import fixed_batches, tiny_model, train_batches
+from kata.records.doubles import fixed_batches, tiny_model, train_batches
 from kata.checks.elsewhere import NotRun, open_elsewhere
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.harness.target import module_of

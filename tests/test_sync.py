@@ -23,7 +23,7 @@ from torch import nn
 
 from kata.checks import lessons
 from kata.checks.book import book_epoch
-from kata.checks.doubles import HalfModel, HostBatch, tiny_setup
+from kata.records.doubles import HalfModel, HostBatch, tiny_setup
 from kata.checks.loop import (
     graph_kept,
     locals_at_return,

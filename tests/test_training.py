@@ -34,8 +34,8 @@ from torch.utils.data import DataLoader
 
 from kata.checks import lessons
 from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
-from kata.checks.doubles import N_VALID, HalfModel, HostBatch, replay
-from kata.checks.doubles import tiny_setup as setup
+from kata.records.doubles import N_VALID, HalfModel, HostBatch, replay
+from kata.records.doubles import tiny_setup as setup
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
 from kata.harness.target import TargetError

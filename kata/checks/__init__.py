@@ -2,7 +2,5 @@
 
 - :mod:`kata.checks.book`: the book's own pieces (the CNN, the transforms, the
   label, the training loop, the history's names);
-- :mod:`kata.checks.doubles`: a tiny deterministic model and loaders that record
-  how each batch was used;
 - :mod:`kata.checks.messages`: values and device errors put into words.
 """

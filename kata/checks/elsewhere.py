@@ -56,7 +56,7 @@ def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
     """Run ``job`` in a fresh process without an accelerator; what it found (see :func:`main`).
 
     ``job``: ``folder`` (the learner's modules), ``module``, ``file`` (the checkpoint), ``seed`` (of the
-    fresh model it loads into), ``batches`` (kata.checks.doubles.fixed_batches' arguments), ``epochs``
+    fresh model it loads into), ``batches`` (kata.records.doubles.fixed_batches' arguments), ``epochs``
     (trained after each load) and ``calls`` ({label: the device argument, or None for none})."""
     import torch
 
@@ -197,7 +197,7 @@ def serve_laptops():
         return None
     # What every laptop does first, done once here: the kata's helpers, and torch's first-use imports (no backward
     # pass before the simulator).
-    from kata.checks import doubles  # noqa: F401 - every laptop builds the checks' tiny model
+    from kata.records import doubles  # noqa: F401 - every laptop builds the checks' tiny model
     from kata.harness import target as _target  # noqa: F401 - the laptops load the learner's module with it
 
     forked.warm_torch()
@@ -316,7 +316,7 @@ def _optimizer_state(optimizer) -> dict:
 def _load(module, target, job: dict, device) -> dict:
     import torch
 
-    from kata.checks.doubles import fixed_batches, tiny_model, train_batches
+    from kata.records.doubles import fixed_batches, tiny_model, train_batches
 
     model = tiny_model(job["seed"])
     optimizer = torch.optim.Adam(model.parameters(), lr=0.001)

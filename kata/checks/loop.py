@@ -1,7 +1,7 @@
 """What a training loop did, told from its log: the one true reason its numbers differ.
 
 The training checks (tests/test_training.py, tests/test_sync.py) run the
-learner's loop on the tiny setup of :mod:`kata.checks.doubles`, whose log holds
+learner's loop on the tiny setup of :mod:`kata.records.doubles`, whose log holds
 every forward pass (with its output and the batch's labels) and, while watched,
 every backward pass (with the loss), optimizer step and zero_grad, in order.
 From it these helpers say what differs from the book's loop, one cause at a
@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from kata.checks import lessons
-from kata.checks.doubles import Event, Log
+from kata.records.doubles import Event, Log
 from kata.i18n import _, say
 
 __all__ = ["BOOK_LR", "Measures", "graph_kept", "locals_at_return", "loss_function_problem", "means_problem",

@@ -52,7 +52,7 @@ OUTPUT_KEEP = 24 << 10
 SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "kata.sim",
           "kata.celeba")   # with torch.nn and torch.optim, torchvision.transforms, NumPy and PIL
 PRELOAD = {"checks": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis",
-                               "kata.harness.plugin", "kata.checks.book", "kata.checks.doubles",
+                               "kata.harness.plugin", "kata.checks.book", "kata.records.doubles",
                                "kata.records.strategies", "kata.checks.messages", "kata.data.synth"),
            "records": SHARED + ("kata.audit", "kata.harness.target")}
 
