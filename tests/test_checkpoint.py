@@ -39,11 +39,11 @@ from kata.checks.checkpoints import (
     state,
     with_hidden_code,
 )
-from kata.records.doubles import fixed_batches, tiny_model, train_batches
 from kata.checks.elsewhere import NotRun, open_elsewhere
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.harness.target import module_of
 from kata.i18n import N_, _, say
+from kata.records.doubles import fixed_batches, tiny_model, train_batches
 from kata.records.history import History
 
 MORE = 2   # epochs trained after a checkpoint is loaded

@@ -23,7 +23,6 @@ from torch import nn
 
 from kata.checks import lessons
 from kata.checks.book import book_epoch
-from kata.records.doubles import HalfModel, HostBatch, tiny_setup
 from kata.checks.loop import (
     graph_kept,
     locals_at_return,
@@ -35,6 +34,7 @@ from kata.checks.loop import (
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.harness.target import target_of
 from kata.i18n import N_, _, say
+from kata.records.doubles import HalfModel, HostBatch, tiny_setup
 
 SYNC_LESSON = N_(
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "

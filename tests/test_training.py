@@ -34,12 +34,12 @@ from torch.utils.data import DataLoader
 
 from kata.checks import lessons
 from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
-from kata.records.doubles import N_VALID, HalfModel, HostBatch, replay
-from kata.records.doubles import tiny_setup as setup
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
 from kata.harness.target import TargetError
 from kata.i18n import N_, _, say
+from kata.records.doubles import N_VALID, HalfModel, HostBatch, replay
+from kata.records.doubles import tiny_setup as setup
 from kata.records.history import HISTORY_NAMES
 
 MOVE_ADVICE = N_("Move every batch with `x_batch = x_batch.to(device)` (Tensor.to returns the moved tensor) and the "

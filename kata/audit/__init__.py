@@ -40,10 +40,7 @@ CNN and loop): the sandbox that runs them has neither those nor the checks.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
-import signal
-import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -51,7 +48,21 @@ from pathlib import Path
 from typing import Any
 
 from kata.i18n import _, say
-from kata.records import BEHAVIOUR, CONSTANT, PROCESS, PROPERTY, RESTS, SHAPE, SOURCE, WORK, Draw
+from kata.records import (
+    BEHAVIOUR,
+    CONSTANT,
+    EXERCISE_TIMEOUTS,
+    PROCESS,
+    PROPERTY,
+    RECORD_SECONDS,
+    RESTS,
+    SHAPE,
+    SOURCE,
+    WORK,
+    Draw,
+    TimedOut,
+    timed,
+)
 from kata.records.wire import diff, tensor_values, typed
 
 __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK",
@@ -62,8 +73,6 @@ __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RE
 # What a fact rests on (Facet.rests) is what a record rests on: kata.records.RESTS.
 SOURCE_RECORD = "source"
 
-RECORD_SECONDS = 10.0   # one record's time, in the sandbox (correct code takes well under a second)
-EXERCISE_TIMEOUTS = 2   # records of one exercise that ran out of time before the rest of it is not asked
 
 
 @dataclass
@@ -192,16 +201,8 @@ def source_record(exercise: str, files: dict[str, str]) -> dict | None:
         return {"error": _error(exc)}
 
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(*_):
-    raise _Timeout
-
-
 def _error(exc: BaseException) -> str:
-    if isinstance(exc, _Timeout):
+    if isinstance(exc, TimedOut):
         return say("did not finish within {seconds:g} s", seconds=RECORD_SECONDS)
     text = str(exc).strip().splitlines()
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
@@ -210,17 +211,16 @@ def _error(exc: BaseException) -> str:
 def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tuple[str, dict]]:
     """Each record of ``exercise`` on ``module`` (or on what the function ``module`` imports, in at most
     ``2 * RECORD_SECONDS``: an import that never ends is the exercise's): (name, {"data": ...} or {"error": "..."})."""
-    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
     timeouts = 0
     names = [n for n in _probes(exercise).records if n not in skip]
     own = drawn_per_hand_in(exercise)
     if callable(module):
         try:
-            with _timer(alarm, 2 * RECORD_SECONDS):
+            with timed(2 * RECORD_SECONDS):
                 module = module()
-        except (Exception, _Timeout, SystemExit) as exc:  # noqa: BLE001 - the submission's error is the record
+        except (Exception, TimedOut, SystemExit) as exc:  # noqa: BLE001 - the submission's error is the record
             why = say("its import did not finish within {seconds:g} s", seconds=2 * RECORD_SECONDS) \
-                if isinstance(exc, _Timeout) else \
+                if isinstance(exc, TimedOut) else \
                 (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             yield from ((name, {"error": why}) for name in names)
             return
@@ -230,28 +230,15 @@ def run_records(exercise: str, module, context: Context, skip=()) -> Iterator[tu
             yield name, {"error": say("not asked: {n} records of this exercise ran out of time", n=timeouts)}
             continue
         try:
-            with _timer(alarm, RECORD_SECONDS):
+            with timed(RECORD_SECONDS):
                 seed = context.seed if name in own or context.shared is None else context.shared
                 result = {"data": record(module, Draw(seed, f"{exercise}.{name}"), context)}
-        except (Exception, _Timeout) as exc:  # noqa: BLE001 - the submission's error is the record
-            timeouts += isinstance(exc, _Timeout)
+        except (Exception, TimedOut) as exc:  # noqa: BLE001 - the submission's error is the record
+            timeouts += isinstance(exc, TimedOut)
             result = {"error": _error(exc)}
         except SystemExit as exc:
             result = {"error": f"SystemExit({exc.code!r})"}
         yield name, result
-
-
-@contextlib.contextmanager
-def _timer(alarm: bool, seconds: float):
-    """_Timeout raised in the main thread after ``seconds`` (where the platform has interval timers)."""
-    if alarm:
-        signal.signal(signal.SIGALRM, _alarm)
-        signal.setitimer(signal.ITIMER_REAL, seconds)
-    try:
-        yield
-    finally:
-        if alarm:
-            signal.setitimer(signal.ITIMER_REAL, 0)
 
 
 def judge(exercise: str, mine: dict[str, dict], ref: dict[str, dict]) -> dict[str, str | None]:

@@ -197,8 +197,8 @@ def serve_laptops():
         return None
     # What every laptop does first, done once here: the kata's helpers, and torch's first-use imports (no backward
     # pass before the simulator).
-    from kata.records import doubles  # noqa: F401 - every laptop builds the checks' tiny model
     from kata.harness import target as _target  # noqa: F401 - the laptops load the learner's module with it
+    from kata.records import doubles  # noqa: F401 - every laptop builds the checks' tiny model
 
     forked.warm_torch()
     forks, parent = Forks(), os.getpid()

@@ -23,8 +23,8 @@ import torch
 from torch import nn
 
 from kata.checks import lessons
-from kata.records.doubles import Event, Log
 from kata.i18n import _, say
+from kata.records.doubles import Event, Log
 
 __all__ = ["BOOK_LR", "Measures", "graph_kept", "locals_at_return", "loss_function_problem", "means_problem",
            "measures", "training_problem"]

@@ -22,7 +22,9 @@ import hashlib
 import importlib.util
 import json
 import random
+import signal
 import sys
+import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,11 +32,12 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from kata.i18n import say
 from kata.records.wire import typed
 
-__all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "EXAMPLES", "PROCESS", "PROPERTY", "RESTS", "SHAPE", "SOURCE", "WORK",
-           "Context", "Draw", "Record", "answer", "ask_all", "context", "digest", "error_text", "load", "record",
-           "small_celeba", "using"]
+__all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY", "RECORD_SECONDS",
+           "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer", "ask_all",
+           "ask_exercise", "context", "digest", "error_text", "load", "record", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -46,6 +49,8 @@ BEHAVIOUR = "behaviour"   # nothing its output shows: what the process did, as t
 PROCESS = (CONSTANT, SHAPE, PROPERTY, BEHAVIOUR)   # the answers that rest on the graded process
 RESTS = (WORK, SOURCE, *PROCESS)
 
+RECORD_SECONDS = 10.0   # one record's time, where a hand-in is asked (correct code takes well under a second)
+EXERCISE_TIMEOUTS = 2   # records of one exercise that ran out of time before the rest of it is not asked
 EXAMPLES = 20   # the inputs a Hypothesis-backed draw gives a record (the same in every process that draws them)
 # The records' CelebA (Context.celeba): small, drawn from one seed, the same wherever it is drawn (two batches of 8
 # in each split).
@@ -263,3 +268,55 @@ def ask_all(rec: Record, module, seed: int, exercise: str, keep: bool = False) -
             traceback.clear_frames(exc.__traceback__)
         found["cases"].append(one)
     return found
+
+
+class TimedOut(Exception):
+    """A record (or an import) that did not finish in its time."""
+
+
+def _alarm(*_):
+    raise TimedOut
+
+
+@contextlib.contextmanager
+def timed(seconds: float):
+    """:class:`TimedOut` raised in the main thread after ``seconds`` (where the platform has interval timers;
+    elsewhere, and off the main thread, no limit)."""
+    alarm = hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+    if alarm:
+        signal.signal(signal.SIGALRM, _alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        if alarm:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+
+
+def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip=()) -> Iterator[tuple[str, dict]]:
+    """Every record of ``path`` (an exercise's records) asked of the module ``importing()`` imports, as the grader's
+    sandbox asks them: the import in at most ``2 * RECORD_SECONDS`` (an import that never ends is the exercise's),
+    each record in at most ``RECORD_SECONDS``, and none after :data:`EXERCISE_TIMEOUTS` ran out of time:
+    ``(name, {"inputs", "cases"} or {"error"})``."""
+    found = load(path)
+    names = [n for n in found if n not in skip]
+    try:
+        with timed(2 * RECORD_SECONDS):
+            module = importing()
+    except (Exception, TimedOut, SystemExit) as exc:  # noqa: BLE001 - the submission's error is every record's
+        why = say("its import did not finish within {seconds:g} s", seconds=2 * RECORD_SECONDS) \
+            if isinstance(exc, TimedOut) else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        yield from ((name, {"error": why}) for name in names)
+        return
+    timeouts = 0
+    for name in names:
+        if timeouts >= EXERCISE_TIMEOUTS:
+            yield name, {"error": say("not asked: {n} records of this exercise ran out of time", n=timeouts)}
+            continue
+        try:
+            with timed(RECORD_SECONDS):
+                result = ask_all(found[name], module, seed, exercise)
+        except TimedOut:
+            timeouts += 1
+            result = {"error": say("did not finish within {seconds:g} s", seconds=RECORD_SECONDS)}
+        yield name, result
