@@ -100,7 +100,6 @@ NO_INDEX = N_("pick_device() returns the generic device, without an index: torch
 
 @pytest.mark.parametrize("cuda, mps, expected", [
     (True, True, "cuda"), (True, False, "cuda"), (False, True, "mps"), (False, False, "cpu")])
-@pytest.mark.audit("pick_device[{cuda}-{mps}]")
 def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, cuda, mps, expected):
     got = devices.answer("pick_device", cuda, mps)
     assert isinstance(got, torch.device), say(
@@ -117,7 +116,6 @@ def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, cuda, mps, expected
 # --- device_of ------------------------------------------------------------------
 
 
-@pytest.mark.audit("device_of.tensors")
 def test_device_of_a_tensor_is_its_device(devices):
     for case in devices.cases("device_of_tensor"):
         (t, where), got = case.args, case.answer
@@ -131,7 +129,6 @@ def test_device_of_a_tensor_is_its_device(devices):
                 "tensor is on {meta}", got=got, meta=_(META))
 
 
-@pytest.mark.audit("device_of.modules")
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     got = devices.answer("device_of_module", "built on the CPU")
     if got != torch.device("cpu"):
@@ -149,7 +146,6 @@ def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
         got=got)
 
 
-@pytest.mark.audit("device_of.others")
 def test_device_of_anything_else_is_none(devices):
     for case in devices.cases("device_of_other"):
         (value,), got = case.args, case.answer
@@ -162,7 +158,6 @@ def test_device_of_anything_else_is_none(devices):
 # --- what assignment and the methods really do (the seed's questions) -------------
 
 
-@pytest.mark.audit("device_of.assignment")
 def test_assignment_moves_nothing(devices):
     got_b, got_a = devices.answer("device_of_scenes")["assignment"]
     assert got_b == torch.device("cpu") and got_a == ELSEWHERE, say(
@@ -172,7 +167,6 @@ def test_assignment_moves_nothing(devices):
         "{meta}", got_b=got_b, got_a=got_a, meta=_(META))
 
 
-@pytest.mark.audit("device_of.module_to")
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
     scenes = devices.answer("device_of_scenes")
     if scenes["module_to"] != ELSEWHERE:
@@ -183,7 +177,6 @@ def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
         "`t = t.to(device)`\n  device_of(t) gave {got!r}", got=scenes["thrown_away"])
 
 
-@pytest.mark.audit("device_of.float")
 def test_float_changes_the_dtype_never_the_device(devices):
     total, as_float = devices.answer("device_of_scenes")["float"]
     assert total == ELSEWHERE and as_float == ELSEWHERE, say(
@@ -213,7 +206,6 @@ def moved_problem(obj, moved, device, call: str) -> None:
                 "  {path} was {old} and became {new}", path=path, old=describe(old), new=describe(new))
 
 
-@pytest.mark.audit("to_device.nests", "to_device.input")
 def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
     for case in devices.cases("to_device_nest"):
         (obj,), found = case.args, case.answer
@@ -222,7 +214,6 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
 
 
 @pytest.mark.parametrize("container", ["dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple"])
-@pytest.mark.audit("to_device.kinds[{container}]")
 def test_to_device_rebuilds_each_kind_of_container(devices, container):
     found = devices.answer("to_device_kind", container)
     moved = found["out"]
@@ -296,7 +287,6 @@ def converted(case, grad=None, answer=lambda found: found):
     return answer(case.answer)
 
 
-@pytest.mark.audit("to_python.nests", "to_python.input")
 def test_to_python_gives_plain_python_values(devices):
     for case in devices.cases("to_python_nest"):
         (obj,), found = case.args, converted(case)
@@ -313,7 +303,6 @@ def test_to_python_gives_plain_python_values(devices):
 @pytest.mark.parametrize("dtype, value, grad", [
     ("float32", 0.5, False), ("float64", 2.5, False), ("int64", 7, False), ("int32", -3, False),
     ("bool", True, False), ("float32", 1.5, True)], ids=lambda v: str(v))
-@pytest.mark.audit("to_python.scalars[torch.{dtype}-{grad}]")
 def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, dtype, value, grad):
     case = next(c for c in devices.cases("to_python_scalar") if c.args == (dtype, value, grad))
     tensor = torch.tensor(value, dtype=getattr(torch, dtype), requires_grad=grad)
@@ -322,7 +311,6 @@ def test_to_python_of_a_0d_tensor_is_float_int_or_bool_by_dtype(devices, dtype, 
 
 @pytest.mark.parametrize("dtype, value, expected_type", [
     ("float64", 1.5, float), ("float32", 0.25, float), ("int64", 7, int), ("bool", True, bool)])
-@pytest.mark.audit("to_python.numpy[{dtype}]")
 def test_to_python_turns_numpy_scalars_into_python_scalars(devices, dtype, value, expected_type):
     got = devices.answer("to_python_numpy", dtype, value)
     given = np.dtype(dtype).type(value)
@@ -331,7 +319,6 @@ def test_to_python_turns_numpy_scalars_into_python_scalars(devices, dtype, value
         "not a Python float)\n  to_python({value}) gave {got}", value=describe(given), got=describe(got))
 
 
-@pytest.mark.audit("to_python.grad")
 def test_to_python_works_with_grad_and_on_history_lists(devices):
     (case,) = devices.cases("to_python_grad")
     got = converted(case, _("[[loss (requires grad)], [tensor(0.5)], [tensor(3)]]"))
@@ -349,7 +336,6 @@ def test_to_python_works_with_grad_and_on_history_lists(devices):
 # --- host_copy ------------------------------------------------------------------
 
 
-@pytest.mark.audit("host_copy", "host_copy.independent")
 def test_host_copy_is_an_independent_cpu_tensor_without_history(devices):
     for case in devices.cases("host_copy"):
         (t,), found = case.args, case.answer
@@ -373,7 +359,6 @@ def test_host_copy_is_an_independent_cpu_tensor_without_history(devices):
                 "writing into host_copy(t) changed t: the copy shares memory with t; .clone() copies")
 
 
-@pytest.mark.audit("host_copy.view")
 def test_host_copy_of_a_view_copies_only_the_view(devices):
     found = devices.answer("host_copy_view")
     got = found["out"]
@@ -389,7 +374,6 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("to_device.accelerator", "to_python.accelerator")
 def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator):
     for case in devices.cases("round_trip"):
         (obj,), found = case.args, converted(case)
@@ -405,7 +389,6 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("host_copy.accelerator")
 def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
     (case,) = devices.cases("host_copy_accelerator")
     (scale,), got = case.args, case.answer
@@ -419,7 +402,6 @@ def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device_of.accelerator")
 def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
     found = devices.answer("device_of_accelerator")
     got = found["model"]
@@ -432,7 +414,6 @@ def test_a_model_moved_to_the_accelerator_lives_there(devices, accelerator):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("to_python.accelerator")
 def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerator):
     # The seed: accuracy_hist_train[epoch] += is_correct.sum() on the GPU; and the count itself, an int64 tensor.
     (case,) = devices.cases("seeds_history")
@@ -447,7 +428,6 @@ def test_the_seeds_history_of_device_tensors_needs_to_python(devices, accelerato
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device_of.accelerator.assignment")
 def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
     found = devices.answer("device_of_accelerator")
     got_a, got_b = found["assignment"]
@@ -462,7 +442,6 @@ def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("pick_device[True-False]")
 def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator):
     got = devices.answer("pick_device_with_cuda")
     assert isinstance(got, torch.device) and got.type == "cuda", say(

@@ -24,7 +24,7 @@ import threading
 from importlib import metadata
 from pathlib import Path
 
-from kata import audit, curriculum
+from kata import audit, curriculum, records
 from kata.project import Project
 
 __all__ = ["Reference", "fingerprint", "new_seed", "saved_run"]
@@ -46,6 +46,7 @@ class Reference:
         self.seed = seed
         self.data = work / "audit-data"
         generate(self.data, **CELEBA, seed=seed % (2**31), workers=1, progress=False)
+        records.small_celeba(self.data / records.DATA)   # the records' (kata/records), the same in every run
         self.records: dict[str, dict] = {}
         self._project = project
         self._tmp = Path(tempfile.mkdtemp(prefix="records-", dir=work))

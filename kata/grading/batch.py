@@ -41,11 +41,11 @@ REFERENCE_TIMEOUT = 900.0
 
 
 def _pytest_args(project: Project, limits: Limits) -> tuple[list[str], list[str]]:
-    """(the checks with pytest's options, the same to collect them in a server)."""
+    """(pytest's options for the checks, the checks with the options to collect them in a server)."""
     checks = [str(project.checks_of(n)) for n in curriculum.names() if project.checks_of(n).is_file()]
     common = ["--rootdir", str(project.root), "-c", str(project.root / "pyproject.toml"),
               "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    args = [*checks, *common, "-p", "no:cacheprovider", "--timeout", f"{limits.test_timeout:g}",
+    args = [*common, "-p", "no:cacheprovider", "--timeout", f"{limits.test_timeout:g}",
             "--timeout-method", "signal", "--basetemp", "{work}/tmp/pytest", "-q", "--tb=short", "--color=no"]
     return args + (["--slow"] if limits.slow else []), [*checks, *common]
 

@@ -19,7 +19,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata import audit, curriculum
+from kata import audit, curriculum, records
 from kata.audit import texts
 from kata.grading import hostile
 from kata.grading.intake import Submission, take
@@ -28,6 +28,7 @@ from kata.grading.slots import Answer, Slot
 from kata.grading.vetting import review
 from kata.harness import outcomes as outcomes_model
 from kata.i18n import _, say
+from kata.project import locate
 
 __all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "outcomes"]
 
@@ -50,7 +51,7 @@ class Graded:
     found: list[str] = field(default_factory=list)          # the exercise modules taken
     problems: list[str] = field(default_factory=list)       # what was refused, cut short or went wrong
     notes: list[str] = field(default_factory=list)          # for the teacher's review (kata/grading/vetting.py)
-    results: dict[str, dict] = field(default_factory=dict)  # nodeid -> {outcome, message, cause, audit}
+    results: dict[str, dict] = field(default_factory=dict)  # nodeid -> {outcome, message, cause, audit, records}
     records: dict[str, dict] = field(default_factory=dict)  # exercise -> record -> {"data"} or {"error"}
     log: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -68,7 +69,7 @@ class Job:
     checks: Slot
     limits: Limits
     seed: int
-    pytest_args: list[str]        # the checks and pytest's options; the target and report log are added here
+    pytest_args: list[str]        # pytest's options; the checks, the target and the report log are added here
     order: list[str] = field(default_factory=list)   # every check, in the order pytest runs them (the reference's)
 
 
@@ -86,16 +87,21 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
                     reports.append(report)
                     phases[report["nodeid"], str(report.get("when"))] += 1
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
-    marks = {}
+    marks, read = {}, {}
     for r in reports:
-        props = dict(p for p in r.get("user_properties") or [] if isinstance(p, list) and len(p) == 2)
-        marks.setdefault(r["nodeid"], props.get("kata_audit"))
+        pairs = [p for p in r.get("user_properties") or [] if isinstance(p, list) and len(p) == 2]
+        marks.setdefault(r["nodeid"], dict(pairs).get("kata_audit"))
+        for key, value in pairs:   # the records a check read: ["exercise.record", [rests]]
+            if key == "kata_record" and isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
+                    and isinstance(value[1], list):
+                read.setdefault(r["nodeid"], {})[value[0]] = [str(v) for v in value[1]]
     try:
         found = outcomes_model.records(reports)
     except Exception:  # noqa: BLE001 - a log the submission wrote itself: read no further
         found = []
     results = {r.nodeid: {"outcome": "failed" if r.outcome == "todo" else r.outcome, "todo": r.outcome == "todo",
-                          "message": r.message, "cause": r.cause, "audit": marks.get(r.nodeid)}
+                          "message": r.message, "cause": r.cause, "audit": marks.get(r.nodeid),
+                   "records": read.get(r.nodeid, {})}
                for r in found if r.nodeid in done}
     for (nodeid, when), n in phases.items():
         if n > 1:
@@ -128,8 +134,20 @@ def _log(graded: Graded, role: str, answer: Answer) -> None:
                                                 "the next hand-in): {left}", left="; ".join(answer.left[:20])))
 
 
-def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
-    order = [(ex, name) for ex in curriculum.names() for name in audit.records(ex)]
+def _asked(exercise: str) -> list[str]:
+    """The records asked of an exercise in the sandbox: those its checks read (kata/records), else the audit's."""
+    path = locate().records_of(exercise)
+    return list(records.load(path)) if path.is_file() else audit.records(exercise)
+
+
+def _reading() -> list[str]:
+    """The exercises whose checks read records: checked outside the hand-in's sandbox, on its answers."""
+    return [ex for ex in curriculum.names() if locate().records_of(ex).is_file()]
+
+
+def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, reference: bool = False) -> None:
+    order = [(ex, name) for ex in curriculum.names() for name in _asked(ex)
+             if not reference or ex in _reading()]   # the reference's audit records are made in the grader
     strikes = Counter()
     for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
@@ -137,6 +155,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
             graded.timed_out = True
             return
         skip = [f"{ex}/{n}" for ex, names in graded.records.items() for n in names]
+        skip += [f"{ex}/{n}" for ex in curriculum.names() for n in _asked(ex) if (ex, n) not in order]
         answer = job.records.ask({"files": files, "seed": graded.seed, "shared": job.seed, "skip": skip, "wall": left,
                                   "quiet": audit.RECORD_SECONDS + 15, "start": audit.RECORD_SECONDS}, left + 60)
         _log(graded, "the audit's records", answer)
@@ -176,22 +195,36 @@ def _sources(graded: Graded, files: dict[str, str]) -> None:
             graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
 
 
-def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
+def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float, read: bool = False) -> None:
+    """The checks of the exercises that call the hand-in's code, in its sandbox; or (``read``) those that read
+    its records' answers, in a sandbox without any of its code."""
     limits, strikes = job.limits, Counter()
-    args = [*job.pytest_args, "--target", "{work}/exercises", "--report-log", "{work}/out/report.jsonl"]
+    exercises = set(_reading()) if read else set(curriculum.names()) - set(_reading())
+    checks = [str(locate().checks_of(ex)) for ex in curriculum.names() if ex in exercises
+              and locate().checks_of(ex).is_file()]
+    if not checks:
+        return
+    args = [*checks, *job.pytest_args, "--target", "{work}/exercises", "--report-log", "{work}/out/report.jsonl"]
+    more = {}
+    if read:
+        args += ["--records-from", "{work}/records.json"]
+        more = {"records": {"seed": graded.seed, "celeba": records.DATA,
+                            "records": {ex: graded.records.get(ex, {}) for ex in exercises}}}
+        files = {}
+    order = [c for c in job.order if exercise_name(c) in exercises]
     for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
         if left < 1:
             graded.timed_out = True
             return
-        skip = [f"--deselect={nodeid}" for nodeid in graded.results]
-        answer = job.checks.ask({"files": files, "args": args + skip, "wall": left,
+        skip = [f"--deselect={nodeid}" for nodeid in graded.results if exercise_name(nodeid) in exercises]
+        answer = job.checks.ask({"files": files, "args": args + skip, "wall": left, **more,
                                  "quiet": limits.test_timeout + 15, "start": START}, left + 60)
-        _log(graded, "the checks", answer)
+        _log(graded, "the checks of the records' answers" if read else "the checks", answer)
         new, finished = outcomes(answer.report)
-        graded.results.update(new)
-        pending = [c for c in job.order if c not in graded.results]
-        if finished or not pending or (not job.order and answer.end == "exit"):
+        graded.results.update({c: r for c, r in new.items() if exercise_name(c) in exercises})
+        pending = [c for c in order if c not in graded.results]
+        if finished or not pending or (not order and answer.end == "exit"):
             return
         running = pending[0]
         exercise = exercise_name(running)
@@ -222,10 +255,11 @@ def grade_submission(job: Job, sub: Submission, timeout: float | None = None, re
         graded.notes = [] if reference else review(taken.files)
         if graded.found:
             deadline = start + (timeout or job.limits.timeout)
+            _records(job, graded, taken.files, deadline, reference)
             if not reference:
-                _records(job, graded, taken.files, deadline)
                 _sources(graded, taken.files)
             _checks(job, graded, taken.files, deadline)
+            _checks(job, graded, taken.files, deadline, read=True)
     except Exception as exc:  # noqa: BLE001 - the grader's failure on one hand-in is that hand-in's row
         why = say("the grader could not read its report: {kind}: {error}", kind=type(exc).__name__,
                   error=str(exc)[:300])

@@ -175,7 +175,7 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
         ro += [roots.project.checks, roots.project.records, roots.project.exercises, project / "pyproject.toml",
                project / "conftest.py"]
     else:
-        ro.append(roots.data)
+        ro += [roots.data, roots.project.records]
     binds = [("--ro-bind", Path("/usr"))] + [("--ro-bind", p) for p in _outermost([p for p in ro if p.exists()])]
     binds += [("--ro-bind", Path("/etc") / n) for n in ETC_FILES if (Path("/etc") / n).exists()]
     gpus = [d for d in sorted(Path("/dev").glob("nvidia*")) if d.exists()]

@@ -63,6 +63,7 @@ class Scheme:
     unweighted: dict[str, str]            # nodeid -> why it carries no points
     facets: dict[str, list[str]]          # nodeid -> the audit's facets its verdict implies
     observed: dict[str, str]              # nodeid -> what only the running process saw ('' if nothing)
+    read: dict[str, dict[str, list[str]]]   # nodeid -> the records it read ("exercise.record" -> what they rest on)
     max: dict[str, float]
     warnings: list[str] = field(default_factory=list)
 
@@ -70,7 +71,7 @@ class Scheme:
     def from_reference(cls, reference: dict, unavailable: list[str]) -> Scheme:
         checks = [c for c in reference["checks"] if exercise_name(c) is not None]
         results = reference["results"]
-        scheme = cls(checks, {}, {}, {}, {}, {})
+        scheme = cls(checks, {}, {}, {}, {}, {}, {})
         for ex in curriculum.exercises():
             mine = [c for c in checks if exercise_name(c) == ex.name]
             counted = [c for c in mine if results.get(c, {}).get("outcome") == "passed"]
@@ -79,9 +80,10 @@ class Scheme:
                 marks = r.get("audit") or {}
                 scheme.facets[c] = [f for f in marks.get("facets", []) if f not in unavailable]
                 scheme.observed[c] = marks.get("observed", "")
+                scheme.read[c] = r.get("records") or {}
                 scheme.weight[c] = ex.points / len(counted) if c in counted else 0.0
                 if c in counted:
-                    if not marks:
+                    if not marks and not scheme.read[c]:
                         scheme.warnings.append(say("{check} has no audit mark: its points rest on the sandbox's report",
                                                    check=c))
                 elif r.get("outcome") == "skipped":
@@ -105,6 +107,7 @@ class Scheme:
         running process observed (in words, translated where shown)."""
         every = _every_facet()
         found = [name for name in self.facets.get(nodeid, []) if name in every and every[name].rests in audit.PROCESS]
+        found += [name for name, rests in self.read.get(nodeid, {}).items() if set(rests) & set(audit.PROCESS)]
         return found + ([self.observed[nodeid]] if self.observed.get(nodeid) else [])
 
     def resting_on_the_process(self) -> float:

@@ -47,6 +47,7 @@ __all__ = ["main"]
 WORK = Path("/kata-job")      # the job's folder (KATA_WORK), a folder of its own per hand-in inside it
 KIND = "none"                 # the sandbox (KATA_SANDBOX): "bubblewrap", "user" or "none"
 AUDIT_DATA = Path(".")        # the audit's small CelebA (KATA_AUDIT_DATA)
+RECORDS = Path("records")     # the exercises' records (records/ of the checkout: KATA_HOME)
 REPORT_LIMIT = 48 << 20
 OUTPUT_KEEP = 24 << 10
 SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "kata.sim",
@@ -66,10 +67,11 @@ def _preload(role: str, collect: list[str]) -> None:
     with contextlib.suppress(Exception):
         forked.warm_torch()
     if role == "records":
-        from kata import audit, curriculum
+        from kata import audit, curriculum, records
 
         for exercise in curriculum.names():
             audit.records(exercise)
+            records.load(RECORDS / f"{exercise}.py")
     elif collect:
         import pytest
 
@@ -108,13 +110,14 @@ def _child_checks(request: dict, folder: Path) -> int:
 
 
 def _child_records(request: dict, folder: Path) -> int:
-    from kata import curriculum, sim
-    from kata.audit import Context, records, run_records
+    from kata import curriculum, records, sim
+    from kata.audit import Context, run_records
+    from kata.audit import records as audited
     from kata.harness.target import Target
 
     ok, _ = sim.support()
-    context = Context(request["seed"], folder / "tmp", AUDIT_DATA, sim.install() if ok else None,
-                      shared=request.get("shared"))
+    accelerator = sim.install() if ok else None
+    context = Context(request["seed"], folder / "tmp", AUDIT_DATA, accelerator, shared=request.get("shared"))
     target = Target(folder / "exercises")
     done = set(request.get("skip", []))
     with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out:
@@ -127,11 +130,18 @@ def _child_records(request: dict, folder: Path) -> int:
             out.flush()
 
         for exercise in curriculum.names():
-            skip = {n for n in records(exercise) if f"{exercise}/{n}" in done}
-            if len(skip) == len(records(exercise)):
+            load = functools.partial(target.load, exercise)
+            path = RECORDS / f"{exercise}.py"
+            skip = {n.split("/", 1)[1] for n in done if n.startswith(f"{exercise}/")}
+            if path.is_file():   # the records the checks read (kata/records)
+                mine = records.Context(accelerator, folder / "tmp", AUDIT_DATA / records.DATA)
+                with records.using(mine):
+                    for name, result in records.ask_exercise(exercise, load, request["seed"], path, skip):
+                        write(exercise, name, result)
                 continue
-            for name, result in run_records(exercise, functools.partial(target.load, exercise), context, skip):
-                write(exercise, name, result)
+            if set(audited(exercise)) - skip:
+                for name, result in run_records(exercise, load, context, skip):
+                    write(exercise, name, result)
     return 0
 
 
@@ -152,6 +162,9 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
         Target.only(request["files"])   # a module not handed in is missing, whatever the disk holds
         for name, text in request["files"].items():
             (folder / "exercises" / name).write_text(text, encoding="utf-8")
+        if "records" in request:   # answers to check (the grader's, a hand-in's records): no hand-in's code here
+            answers = {**request["records"], "celeba": str(AUDIT_DATA / request["records"]["celeba"])}
+            (folder / "records.json").write_text(json.dumps(answers), encoding="utf-8")
         laptops = forked.streams_to(out_fd, keep=laptops)
         if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
             from kata.checks import elsewhere
@@ -286,12 +299,13 @@ def _answer(request: dict | None, end: str, status: int, start: float, folder: P
 def _settle() -> None:
     """The grader's ``KATA_*`` variables read into this process, then gone from its environment and from the copy
     the kernel shows (``/proc/self/environ``). ``KATA_SIM_UNTESTED`` (a teacher's own choice) stays for kata.sim."""
-    global WORK, KIND, AUDIT_DATA
+    global WORK, KIND, AUDIT_DATA, RECORDS
     from kata.i18n import set_language
     from kata.project import ProjectError, locate
 
     WORK, KIND = Path(os.environ.get("KATA_WORK", WORK)), os.environ.get("KATA_SANDBOX", KIND)
     AUDIT_DATA = Path(os.environ.get("KATA_AUDIT_DATA", AUDIT_DATA))
+    RECORDS = Path(os.environ.get("KATA_HOME", ".")) / "records"
     set_language(os.environ.get("KATA_LANG") or None)
     with contextlib.suppress(ProjectError):
         locate()   # found while KATA_HOME says where, and kept

@@ -12,8 +12,9 @@ An exercise with records (``records/NAME.py``) has, as its fixture, an :class:`A
   drew) nothing of the hand-in is imported: the inputs are drawn here from the seed, the answers read from the
   file; an error comes back as its text.
 
-Each answer a check reads adds what it rests on (kata.records.RESTS) to the check's report, as the user
-property ``kata_rests``: the grader lists the points that rest on the graded process.
+Each record a check reads is named in the check's report with what it rests on (kata.records.RESTS), as the
+user property ``kata_record`` (``["exercise.record", [rests]]``): the grader lists the points that rest on the
+graded process.
 """
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ class Asking:
         """Every case of record ``name``."""
         rec = self._record(name)
         item = _CURRENT[0]
-        if item is not None and ("kata_rests", list(rec.rests)) not in item.user_properties:
-            item.user_properties.append(("kata_rests", list(rec.rests)))
+        read = ("kata_record", [f"{self.exercise}.{name}", list(rec.rests)])
+        if item is not None and read not in item.user_properties:
+            item.user_properties.append(read)
         if name not in self._asked:
             self._asked[name] = self._ask(rec)
         return self._asked[name]

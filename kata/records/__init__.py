@@ -35,9 +35,10 @@ from typing import Any
 from kata.i18n import say
 from kata.records.wire import typed
 
-__all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY", "RECORD_SECONDS",
-           "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer", "ask_all",
-           "ask_exercise", "context", "digest", "error_text", "load", "record", "small_celeba", "timed", "using"]
+__all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
+           "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
+           "ask_all", "ask_exercise", "context", "digest", "error_text", "load", "record", "small_celeba", "timed",
+           "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -55,6 +56,7 @@ EXAMPLES = 20   # the inputs a Hypothesis-backed draw gives a record (the same i
 # The records' CelebA (Context.celeba): small, drawn from one seed, the same wherever it is drawn (two batches of 8
 # in each split).
 CELEBA = dict(n_train=40, n_valid=12, n_test=12, seed=1234)
+DATA = "records-celeba"   # where the grader's data folder (one per run, read-only in every sandbox) holds it
 
 
 class Draw:

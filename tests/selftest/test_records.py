@@ -45,8 +45,8 @@ class Verdicts:
         if report.when == "call" or report.outcome != "passed":
             self.outcomes[report.nodeid] = "passed" if report.passed else report.outcome
         for key, value in report.user_properties:
-            if key == "kata_rests":
-                self.rests.setdefault(report.nodeid, set()).update(value)
+            if key == "kata_record":
+                self.rests.setdefault(report.nodeid, set()).add((value[0], *value[1]))
 
 
 def answers_file(folder: Path, exercise: str, seed: int, out: Path) -> Path:
