@@ -1,14 +1,15 @@
-"""Grading one submission in its job's two sandboxes: the audit's records, then the checks.
+"""Grading one submission in its job's two sandboxes: its records, then the checks.
 
-The records (kata/audit) come first, from the ``records`` server: a sandbox
-without the checks or their helpers. Then the checks run in the ``checks``
-server under pytest, which writes each outcome to its report log
-(pytest-reportlog); the grader reads only that file, never the process's
-word. When a child dies or hangs (``os._exit``, a crash, the memory ceiling,
-a stuck check), what was running is failed with the reason and a fresh child
-does the rest; an exercise that ends its child twice has the rest of its
-checks failed without running them. Nothing here decides points: a check
-that passed here still needs the audit's agreement (kata/grading/scoring.py).
+The records come first, from the ``records`` server: a sandbox without the checks or their helpers,
+where each exercise's records (records/NAME.py, kata/records; the audit's, kata/audit, for an exercise
+not yet in that shape) are asked of the hand-in, on inputs drawn from its own seed. Then the checks run
+in the ``checks`` server under pytest, which writes each outcome to its report log (pytest-reportlog):
+an exercise with records is checked on its answers alone (``--records-from``, in a request that holds
+none of the hand-in's code: its lies can't reach the verdict), the others beside its code. The grader
+reads only that file, never the process's word. When a child dies or hangs (``os._exit``, a crash, the
+memory ceiling, a stuck check), what was running is failed with the reason and a fresh child does the
+rest; an exercise that ends its child twice has the rest of its checks failed without running them.
+Nothing here decides points (kata/grading/scoring.py).
 """
 
 from __future__ import annotations

@@ -9,16 +9,18 @@ failure. It also says what each check rests on (its ``audit`` mark): the
 facets of the audit (kata/audit) its verdict implies, and what only the
 running process observed.
 
-A submission earns a check's weight when the check passed in its sandbox
-**and** each of the check's facets agrees with the reference (the audit's
-records, compared outside the sandbox). A check that passed but whose facet
+A check that reads records (an exercise with records/NAME.py) ran on the
+hand-in's answers, without its code: it earns its weight when it passed. Any
+other check earns it when it passed in the hand-in's sandbox **and** each of
+the check's facets agrees with the reference (the audit's records, compared
+outside the sandbox). A check that passed but whose facet
 disagrees earns nothing. Where that facet rests on the work (the function's
 answer on inputs drawn for this hand-in) or on the source, honest code can't
 pass the check and disagree: the row's status says ``forged:``, with the
 exercise and what disagreed. Where it rests on the graded process (a constant,
 a shape, a property, a behaviour: kata.audit.PROCESS), it says ``not
 confirmed:``, which accuses nobody. The points whose checks rest on the
-process (such a facet, or what only the process observed) are listed as such.
+process (such a facet or record, or what only the process observed) are listed as such.
 Review notes never change points.
 """
 

@@ -2,11 +2,12 @@
 
 Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the sandbox of
 kata/grading/sandbox.py, each role imports what its children need (``checks``: pytest, the kata's plugin, the
-checks, collected once; ``records``: the audit's records, never the checks), after taking the grader's
+checks, collected once; ``records``: the exercises' records, never the checks), after taking the grader's
 ``KATA_*`` variables out of its environment. For each request (one JSON line on stdin: ``{"id", "files", "wall",
 "quiet", ...}``) it forks a child that reads the request, writes the files into a folder of its own (never
-reused, its name unguessable; the only modules it loads), with ``HOME`` and ``TMPDIR`` in it, and runs them
-(pytest with a report log, or the records). It waits for the child (its end seen at once; ended after ``wall``
+reused, its name unguessable; the only modules it loads) and the answers to check (``records``: written as
+``records.json``, for ``--records-from``), with ``HOME`` and ``TMPDIR`` in it, and runs them (pytest with a
+report log, or the records). It waits for the child (its end seen at once; ended after ``wall``
 seconds, or ``quiet`` seconds without a new report line; meanwhile it forks the checkpoint checks' laptops,
 kata/checks/elsewhere.py, and tells the grader each second what the sandbox holds outside the processes' memory:
 ``{"held": BYTES}``); ends every other process of the sandbox before anything is read; and forks a process that
