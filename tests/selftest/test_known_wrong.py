@@ -12,6 +12,9 @@ self-check (plain `pytest`) already shows that the unmodified solutions pass
 these checks. A mutant that `needs` the accelerator to behave as CUDA does (NEEDS
 below) is skipped, saying so, where the simulated one does not yet.
 
+Where the exercise's checks read records, the same checks run again on the mutant's answers read from a
+file (`--records-from`, as `kata grade` checks them, tests/selftest/test_records.py): the same verdicts.
+
 Each mutant's run also shows that a mistake never costs a point to the audit: each
 check the mutant passes has every facet it names agreeing with the reference. Only
 a check naming a facet the mutant disagrees on can break that, so the run takes
@@ -32,8 +35,10 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
+from test_records import Verdicts, answers_file
 
 from kata.checks.mutants import write_mutant
+from kata.harness import asking
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
@@ -116,10 +121,16 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     folder = write_mutant(tmp_path / "mutant", exercise, *edits)
     disagreeing = disagreeing_facets(folder, exercise)
     at_stake = every_check.at_stake(exercise, disagreeing)
-    outcomes, marks = Outcomes(), facet_marks()
-    pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-k",
-                        " or ".join(sorted(set(failing) | at_stake)), "-p", "no:cacheprovider", "-q",
-                        plugins=[outcomes, marks])
+    outcomes, marks, here = Outcomes(), facet_marks(), Verdicts()
+    chosen = ["--target", str(folder), str(locate().checks_of(exercise)), "-k",
+              " or ".join(sorted(set(failing) | at_stake)), "-p", "no:cacheprovider", "-q"]
+    pytester.inline_run(*chosen, plugins=[outcomes, marks, here])
+    if locate().records_of(exercise).is_file():   # the same verdicts on the answers read from a file, as graded
+        read = {name.split(".", 1)[1] for found in here.rests.values() for name, *_rests in found}
+        path = answers_file(folder, exercise, asking.SEED, tmp_path / "answers.json", read)
+        there = Verdicts()
+        pytester.inline_run(*chosen, "--records-from", str(path), plugins=[there])
+        assert there.outcomes == here.outcomes, f"{exercise} with '{mistake}': other verdicts from a file"
     crashed, passed, untrue = [], [], []
     for name in failing:
         ends = outcomes.ends.get(name)

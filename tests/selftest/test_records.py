@@ -3,14 +3,13 @@
 An exercise whose checks read records gets the same verdicts however the answers reach its checks:
 asked in the checks' own process (a learner's run), or asked elsewhere and read from a file with
 ``--records-from`` (grading: the checks' process never imports the code under check). Shown here for
-the reference, the stubs, every correct variant and every known-wrong implementation of each such
-exercise, check by check.
+the reference, the stubs and every correct variant of each such exercise, check by check; for
+every known-wrong implementation, its named checks, in tests/selftest/test_known_wrong.py.
 """
 
 import json
 import subprocess
 import sys
-import tomllib
 from pathlib import Path
 
 # Imported before the inner runs, as in test_known_wrong.py (pytester's snapshot of sys.modules).
@@ -21,7 +20,6 @@ import pytest
 import torch
 
 from kata import curriculum, records, sim
-from kata.checks.mutants import write_mutant
 from kata.harness import asking
 from kata.harness.target import Target
 from kata.project import locate
@@ -30,7 +28,6 @@ pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, torch)
 
 SELFTEST = Path(__file__).parent
-MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
 WITH_RECORDS = [ex.name for ex in curriculum.exercises() if locate().records_of(ex.name).is_file()]
 
 
@@ -49,17 +46,18 @@ class Verdicts:
                 self.rests.setdefault(report.nodeid, set()).add((value[0], *value[1]))
 
 
-def answers_file(folder: Path, exercise: str, seed: int, out: Path) -> Path:
-    """What the grader's sandbox does, here: every record of ``exercise`` asked of ``folder``'s module."""
+def answers_file(folder: Path, exercise: str, seed: int, out: Path, only=None) -> Path:
+    """What the grader's sandbox does, here: the records of ``exercise`` (those named in ``only``, else every one)
+    asked of ``folder``'s module, as the sandbox asks them (kata.records.ask_exercise)."""
     target = Target(folder)
     ok, _why = sim.support()
-    found, celeba = {}, out.parent / "records-celeba"
+    celeba, path = out.parent / "records-celeba", locate().records_of(exercise)
     (out.parent / "records-tmp").mkdir(exist_ok=True)
     context = records.Context(sim.install() if ok else None, out.parent / "records-tmp",
                               lambda: records.small_celeba(celeba))
+    skip = set() if only is None else set(records.load(path)) - set(only)
     with records.using(context):
-        for name, rec in records.load(locate().records_of(exercise)).items():
-            found[name] = records.ask_all(rec, target.module(exercise), seed, exercise)
+        found = dict(records.ask_exercise(exercise, lambda: target.module(exercise), seed, path, skip))
     out.write_text(json.dumps({"seed": seed, "celeba": str(celeba), "records": {exercise: found}}))
     return out
 
@@ -81,15 +79,11 @@ def targets(exercise: str) -> list:
 
 
 CASES = [case for exercise in WITH_RECORDS for case in targets(exercise)]
-CASES += [pytest.param(m["exercise"], m, id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS
-          if m["exercise"] in WITH_RECORDS]
 
 
 @pytest.mark.parametrize("exercise, target", CASES)
 def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, exercise, target):
-    if isinstance(target, dict):
-        target = write_mutant(tmp_path / "mutant", exercise,
-                              *[(e["old"], e["new"]) for e in target.get("edit", [])], before=target.get("before", ""))
+    """Every check of the exercise, both ways (each known-wrong mutant's checks: tests/selftest/test_known_wrong.py)."""
     here = verdicts(pytester, target, exercise)
     path = answers_file(target, exercise, asking.SEED, tmp_path / "answers.json")
     read = verdicts(pytester, target, exercise, "--records-from", str(path))
