@@ -16,8 +16,10 @@ from pathlib import Path
 import hypothesis
 import matplotlib.pyplot
 import numpy
+import PIL.Image
 import pytest
 import torch
+import torchvision.transforms
 
 from kata import curriculum, records, sim
 from kata.harness import asking
@@ -25,7 +27,7 @@ from kata.harness.target import Target
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
-PRELOADED = (hypothesis, matplotlib.pyplot, numpy, torch)
+PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
 
 SELFTEST = Path(__file__).parent
 WITH_RECORDS = [ex.name for ex in curriculum.exercises() if locate().records_of(ex.name).is_file()]
