@@ -63,6 +63,7 @@ from kata.records import (
     TimedOut,
     timed,
 )
+from kata.records.declared import files_of
 from kata.records.wire import diff, tensor_values, typed
 
 __all__ = ["BEHAVIOUR", "CONSTANT", "PROCESS", "PROPERTY", "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK",
@@ -168,11 +169,6 @@ def _record_of(name: str, facet: Facet) -> str:
 def drawn_per_hand_in(exercise: str) -> set[str]:
     """The records a work fact reads: drawn from the hand-in's own seed (the rest from the run's)."""
     return {_record_of(name, f) for name, f in facets(exercise).items() if f.rests == WORK}
-
-
-def files_of(folder: Path) -> dict[str, str]:
-    """A folder's Python files as text, as the grader takes a hand-in's (kata/grading/intake.py)."""
-    return {p.name: p.read_text(encoding="utf-8", errors="replace") for p in sorted(Path(folder).glob("*.py"))}
 
 
 def records_here(folder: Path, exercise: str, context: Context, module=None) -> dict[str, dict]:

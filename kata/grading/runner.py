@@ -138,7 +138,7 @@ def _log(graded: Graded, role: str, answer: Answer) -> None:
 def _asked(exercise: str) -> list[str]:
     """The records asked of an exercise in the sandbox: those its checks read (kata/records), else the audit's."""
     path = locate().records_of(exercise)
-    return list(records.load(path)) if path.is_file() else audit.records(exercise)
+    return [n for n, r in records.load(path).items() if not r.of_source] if path.is_file() else audit.records(exercise)
 
 
 def _reading() -> list[str]:
@@ -185,15 +185,35 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
             return
 
 
-def _sources(graded: Graded, files: dict[str, str]) -> None:
-    """What each module's source declares, read here (kata/audit/declared.py), over anything the sandbox sent under
+def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> None:
+    """What each module's source declares, read here (kata/records/declared.py), over anything the sandbox sent under
     that name; what the source does not fix goes to review."""
     for exercise in curriculum.names():
-        found = audit.source_record(exercise, files)
+        path = locate().records_of(exercise)
+        if path.is_file():   # the records of the source (kata.records.Record.of_source)
+            for name, rec in records.load(path).items():
+                if rec.of_source:
+                    found = records.ask_all(rec, files, graded.seed, exercise)
+                    graded.records.setdefault(exercise, {})[name] = found
+                    graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for case in found["cases"]
+                                     for u in _unresolved(case)] if not reference else []
+            continue
+        found = audit.source_record(exercise, files) if not reference else None
         if found is not None:
             graded.records.setdefault(exercise, {})[audit.SOURCE_RECORD] = found
             unresolved = found.get("data", {}).get("unresolved", [])
             graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
+
+
+def _unresolved(case: dict) -> list[str]:
+    """What a source record's answer could not read (``unresolved``: for the teacher's review)."""
+    from kata.records.wire import untyped
+
+    try:
+        data = untyped(case.get("data"))
+    except Exception:  # noqa: BLE001 - the grader's own reading: nothing to review
+        return []
+    return [str(u) for u in data.get("unresolved", [])] if isinstance(data, dict) else []
 
 
 def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float, read: bool = False) -> None:
@@ -257,8 +277,7 @@ def grade_submission(job: Job, sub: Submission, timeout: float | None = None, re
         if graded.found:
             deadline = start + (timeout or job.limits.timeout)
             _records(job, graded, taken.files, deadline, reference)
-            if not reference:
-                _sources(graded, taken.files)
+            _sources(graded, taken.files, reference)
             _checks(job, graded, taken.files, deadline)
             _checks(job, graded, taken.files, deadline, read=True)
     except Exception as exc:  # noqa: BLE001 - the grader's failure on one hand-in is that hand-in's row

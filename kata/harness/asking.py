@@ -29,6 +29,7 @@ from kata.harness import accelerator as _acc
 from kata.harness.target import NotSetYet, Target, TargetError
 from kata.i18n import _, say
 from kata.project import locate
+from kata.records.declared import files_of
 from kata.records.wire import Unreadable, untyped
 
 __all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_of", "reading"]
@@ -141,7 +142,8 @@ class Asking:
     def _ask(self, rec: _records.Record) -> list[Case]:
         if self.answers is not None:
             return self._read(rec)
-        module = self.target.module(self.exercise)   # the inputs a check reads are drawn again, untouched, below
+        # the inputs a check reads are drawn again, untouched, below
+        module = files_of(self.target.path) if rec.of_source else self.target.module(self.exercise)
         tmp = self.config._tmp_path_factory.mktemp(f"records-{rec.name}") if self.config is not None else None
         ctx = _records.Context(self._accelerator() if rec.accelerator else None, tmp, lambda: celeba_of(self.config))
         with _records.using(ctx):

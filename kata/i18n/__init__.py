@@ -56,7 +56,7 @@ CATALOGUES = {
                                                          "data", "doctor", "hint", "list", "next", "solution",
                                                          "train", "watch")] + ["kata/conformance/*.py"],
     "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/records/__init__.py", "kata/records/wire.py",
-                "kata/commands/grade.py", "kata/commands/gradescope.py"],
+                "kata/records/declared.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
     "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
     "conformance": ["kata/conformance/table.toml"],
     "stubs": ["exercises/*.py", "kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py",

@@ -42,7 +42,7 @@ __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIME
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
-SOURCE = "source"         # declare it in its source, read outside its process (kata/audit/declared.py)
+SOURCE = "source"         # declare it in its source, read outside its process (kata/records/declared.py)
 CONSTANT = "constant"     # nothing: a value of the contract, the same for every input
 SHAPE = "shape"           # nothing: a type, shape or structure the inputs already tell
 PROPERTY = "property"     # nothing: a property any made-up value can have
@@ -182,6 +182,12 @@ class Record:
     about: str = ""
     accelerator: bool = False   # asked only where there is an accelerator (context().accelerator)
 
+    @property
+    def of_source(self) -> bool:
+        """Whether it is asked of the hand-in's source (its files, name -> text: ``ask(files, *case)``), read where
+        the hand-in never runs, instead of its module: a record resting on the source alone."""
+        return self.rests == (SOURCE,)
+
     def inputs(self, seed: int, exercise: str) -> list[tuple]:
         """The cases drawn from ``seed``: each a tuple of arguments after the module."""
         if self.cases is None:
@@ -301,7 +307,7 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     each record in at most ``RECORD_SECONDS``, and none after :data:`EXERCISE_TIMEOUTS` ran out of time:
     ``(name, {"inputs", "cases"} or {"error"})``."""
     found = load(path)
-    names = [n for n in found if n not in skip]
+    names = [n for n in found if n not in skip and not found[n].of_source]   # the source is read elsewhere
     try:
         with timed(2 * RECORD_SECONDS):
             module = importing()
