@@ -139,24 +139,24 @@ def splits(data, n_train, n_valid, index, seeds):
 
 @record(lambda draw: ["declared", "taken", (SIZES[0] + draw.int(1, 3), 4), (8, SIZES[1] + draw.int(1, 3)), SIZES,
                       (8, 4, "missing")], rests=(CONSTANT, PROPERTY))
-def asked(data, *asked):
+def asked(data, *args):
     """load_splits' defaults, as declared; as taken, where each split seems 20,000 images long; what it raised (None:
     nothing), asked for more images than a split has or of no CelebA; the sizes of train and valid, asked for all"""
-    if asked == ("declared",):
+    if args == ("declared",):
         params = inspect.signature(data.load_splits).parameters
         return {name: shown(p.default) for name, p in params.items() if name in ("n_train", "n_valid")}
-    if asked == ("taken",):
+    if args == ("taken",):
         with celeba_as(data, lambda original: type("CelebA", (original,), {
                 "__len__": lambda self: max(20000, original.__len__(self))})):
             train, valid, _test = data.load_splits(context().celeba)
         return [len(train), len(valid)]
-    if asked == SIZES:
-        train, valid, _test = data.load_splits(context().celeba, n_train=asked[0], n_valid=asked[1])
+    if args == SIZES:
+        train, valid, _test = data.load_splits(context().celeba, n_train=args[0], n_valid=args[1])
         return [len(train), len(valid)]
     call = data.load_splits   # a name the module lacks is no answer: TargetError, raised on
     try:
-        call(tempfile.mkdtemp(dir=context().tmp) if asked[2:] else context().celeba, n_train=asked[0],
-             n_valid=asked[1])
+        call(tempfile.mkdtemp(dir=context().tmp) if args[2:] else context().celeba, n_train=args[0],
+             n_valid=args[1])
     except NotImplementedError:
         raise
     except Exception as exc:  # noqa: BLE001 - the error, whole, is the answer
