@@ -6,7 +6,8 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, WORK, record
+from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, record
+from kata.records.declared import read
 from kata.records.strategies import batch_sizes
 from kata.records.wire import typed
 
@@ -89,3 +90,9 @@ def dropout(model, seed):
     found = {"train": [forward(net.train(), x), forward(net, x)]}
     with torch.no_grad():
         return dict(found, eval=[forward(net.eval(), x), forward(net, x)])
+
+
+@record(rests=SOURCE)
+def declared(files):
+    """What model.py (and the helpers beside it) declares, read from its source: each dropout's p"""
+    return read(files, "model")

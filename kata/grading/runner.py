@@ -191,12 +191,10 @@ def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> 
     for exercise in curriculum.names():
         path = locate().records_of(exercise)
         if path.is_file():   # the records of the source (kata.records.Record.of_source)
-            for name, rec in records.load(path).items():
-                if rec.of_source:
-                    found = records.ask_all(rec, files, graded.seed, exercise)
-                    graded.records.setdefault(exercise, {})[name] = found
-                    graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for case in found["cases"]
-                                     for u in _unresolved(case)] if not reference else []
+            for name, found in records.ask_source(exercise, files, graded.seed, path):
+                graded.records.setdefault(exercise, {})[name] = found
+                graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for case in found["cases"]
+                                 for u in _unresolved(case)] if not reference else []
             continue
         found = audit.source_record(exercise, files) if not reference else None
         if found is not None:

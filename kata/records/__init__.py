@@ -37,7 +37,7 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "context", "digest", "error_text", "load", "record", "small_celeba", "timed",
+           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record", "small_celeba", "timed",
            "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
@@ -328,3 +328,11 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
             timeouts += 1
             result = {"error": say("did not finish within {seconds:g} s", seconds=RECORD_SECONDS)}
         yield name, result
+
+
+def ask_source(exercise: str, files: dict[str, str], seed: int, path: Path) -> Iterator[tuple[str, dict]]:
+    """The records of ``path`` that rest on the source alone, asked of the hand-in's ``files`` (name -> text) where
+    it never runs (the grader's process): ``(name, {"inputs", "cases"})``."""
+    for name, rec in load(path).items():
+        if rec.of_source:
+            yield name, ask_all(rec, files, seed, exercise)

@@ -25,6 +25,7 @@ from kata import curriculum, records, sim
 from kata.harness import asking
 from kata.harness.target import Target
 from kata.project import locate
+from kata.records.declared import files_of
 
 pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
@@ -60,6 +61,7 @@ def answers_file(folder: Path, exercise: str, seed: int, out: Path, only=None) -
     skip = set() if only is None else set(records.load(path)) - set(only)
     with records.using(context):
         found = dict(records.ask_exercise(exercise, lambda: target.module(exercise), seed, path, skip))
+    found |= {n: f for n, f in records.ask_source(exercise, files_of(folder), seed, path) if n not in skip}
     out.write_text(json.dumps({"seed": seed, "celeba": str(celeba), "records": {exercise: found}}))
     return out
 
