@@ -84,14 +84,12 @@ def wrong_reads(data) -> str | None:
                                          read=", ".join(named(i) for i in read) or _("none"))
 
 
-@pytest.mark.audit("smiling")
 def test_smiling_is_attribute_31(data):
     smiling = made(data.cases("label")[0].answer)
     if smiling != 31:
         fail_if(say(SMILING_IS, wrong=_(WRONG_ATTRIBUTE), value=named(smiling)))
 
 
-@pytest.mark.audit("get_smile.reads")
 def test_get_smile_reads_attribute_31(data):
     fail_if(wrong_reads(data))
 
@@ -109,7 +107,6 @@ def label_problem(label, attr) -> str | None:
     return None
 
 
-@pytest.mark.audit("get_smile")
 def test_get_smile_returns_the_smiling_attribute(data):
     for case in data.cases("label")[2:]:
         (attr,), label = case.args, case.answer
@@ -128,7 +125,6 @@ def test_get_smile_returns_the_smiling_attribute(data):
 
 @pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
                          ids=["train_transform", "eval_transform"])
-@pytest.mark.audit("compose[{which}]")
 def test_transform_is_the_books_compose(data, which, book):
     found = data.answer("transforms", which)
     assert "steps" in found, say(
@@ -146,12 +142,10 @@ def kinds_of(data, which):
         check_tensor_image(case.answer, which)
 
 
-@pytest.mark.audit("train.kind")
 def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
     kinds_of(data, "train_transform")
 
 
-@pytest.mark.audit("eval.kind")
 def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
     kinds_of(data, "eval_transform")
 
@@ -172,7 +166,6 @@ def check_tensor_image(out, which):
         "{low} to {high}", which=which, low=out.min().item(), high=out.max().item())
 
 
-@pytest.mark.audit("eval.faces")
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
     for index, got in zip((case := data.cases("evals")[0]).args[0], case.answer["faces"]):
         image = face(celeba_root, index)
@@ -188,7 +181,6 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
                     pytrace=False)
 
 
-@pytest.mark.audit("eval.deterministic")
 def test_eval_transform_is_deterministic(data):
     outs = [pixels(out) for out in data.cases("evals")[0].answer["seeds"]]
     assert all(torch.equal(outs[0], o) for o in outs[1:]), _(
@@ -206,7 +198,6 @@ def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
     return all(any(same_pixels(got, want) for want in possible) for got in outs)
 
 
-@pytest.mark.audit("train.values")
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     found = (case := data.cases("train_seeds")[0]).answer
     check_tensor_image(found["outs"][0], "train_transform")
@@ -217,7 +208,6 @@ def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root)
         "same steps, same order, same sizes, default flip probability 0.5")
 
 
-@pytest.mark.audit("train.random")
 def test_train_transform_is_random(data):
     outs = [pixels(out) for out in data.cases("train_seeds")[0].answer["outs"]]
     assert any(not torch.equal(outs[0], o) for o in outs[1:]), _(
@@ -233,7 +223,6 @@ def pixels(out) -> torch.Tensor:
     return out.float() / 255 if not out.is_floating_point() else out.float()
 
 
-@pytest.mark.audit("train.flips")
 def test_train_transform_flips_about_half_the_time(data):
     # Left half black, right half white: after a flip, the left half is the brighter one.
     found = data.cases("train_seeds")[0].answer
@@ -244,7 +233,6 @@ def test_train_transform_flips_about_half_the_time(data):
         "them (p=0.5, its default) — a smile is still a smile in a mirror", flips=flips)
 
 
-@pytest.mark.audit("eval.band")
 def test_crop_happens_before_resize(data):
     # A white band in the 20 rows CenterCrop(178) cuts off: cropped first, it is gone; resized first, it shows.
     out = torch.stack([pixels(out) for out in data.cases("evals")[0].answer["band"]])
@@ -284,7 +272,6 @@ def load(case, sizes=SIZES):
     return case.answer
 
 
-@pytest.mark.audit("splits.defaults")
 def test_load_splits_defaults_are_the_books(data):
     defaults = {name: made(value) for name, value in data.cases("asked")[0].answer.items()}
     assert defaults == {"n_train": 16000, "n_valid": 1000}, say(
@@ -298,7 +285,6 @@ def test_load_splits_defaults_are_the_books(data):
         "defaults\n  from splits of {enlarged} images each it gave {sizes}", enlarged=20000, sizes=sizes)
 
 
-@pytest.mark.audit("splits.calls")
 def test_load_splits_calls_celeba_as_the_book_does(data):
     calls = load(data.cases("splits")[0])["calls"]
     assert calls, _("load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`")
@@ -326,7 +312,6 @@ def the_splits(data, *checked):
     return case, found
 
 
-@pytest.mark.audit("splits.shape")
 def test_load_splits_sizes_and_first_items(data):
     case, found = the_splits(data)
     for name, one, n in zip(SPLITS, found, case.args[:2]):
@@ -365,7 +350,6 @@ def item_label_problem(label, what) -> str | None:
     return label_problem(label, torch.zeros(40, dtype=torch.int64))
 
 
-@pytest.mark.audit("splits.labels")
 def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     # Read the labels straight from the attribute file, independently of torchvision.
     lines = (celeba_root / "celeba" / "list_attr_celeba.txt").read_text().splitlines()
@@ -383,7 +367,6 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
                 label=int(label), smiling=int(smiling[filename]))
 
 
-@pytest.mark.audit("splits.eval_items", "splits.train_items")
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     case, found = the_splits(data, "train", "valid")
     for name, one in zip(SPLITS, found):
@@ -406,7 +389,6 @@ REFUSE = N_("load_splits must raise ValueError when asked for more images than a
             "only later, with an IndexError at some batch)")
 
 
-@pytest.mark.audit("splits.refuse")
 def test_load_splits_refuses_more_images_than_a_split_has(data):
     *refusals, exact = data.cases("asked")[2:5]
     for split, case in zip(("train", "valid"), refusals):
@@ -432,7 +414,6 @@ MISSING = N_("load_splits must let kata.celeba.CelebA's error for a missing data
              "and how to get it (`kata data`)")
 
 
-@pytest.mark.audit("splits.missing")
 def test_load_splits_passes_on_a_missing_dataset_error(data):
     err = data.cases("asked")[5].answer
     if err is None:
@@ -446,7 +427,6 @@ def test_load_splits_passes_on_a_missing_dataset_error(data):
 # --- the loaders ----------------------------------------------------------
 
 
-@pytest.mark.audit("loaders.default_batch")
 def test_make_loaders_default_batch_size_is_32(data):
     sizes = [made(size) for size in load(data.cases("loaders")[0])]
     assert sizes == [32, 32, 32], say(
@@ -454,7 +434,6 @@ def test_make_loaders_default_batch_size_is_32(data):
         "def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
 
 
-@pytest.mark.audit("loaders.batches")
 def test_make_loaders_batches_every_image_once(data):
     found = load(data.cases("loaders")[1])
     assert found is not None, _("make_loaders returns (train_dl, valid_dl, test_dl)")
@@ -474,7 +453,6 @@ def test_make_loaders_batches_every_image_once(data):
         check_tensor_image(one["x"], say("an image of {name}", name=name))
 
 
-@pytest.mark.audit("loaders.samplers", "loaders.shuffles")
 def test_only_the_training_loader_shuffles(data):
     found = load(data.cases("loaders")[2])
     assert found["random"], _(

@@ -259,23 +259,19 @@ def book(plotting):
     return drawn(case_of(plotting, "plot", "Python floats"))[2]["figure"]
 
 
-@pytest.mark.audit("panels")
 def test_plot_history_returns_a_figure_with_two_panels_side_by_side(plotting):
     panels(book(plotting), "plot_history(history)")
 
 
-@pytest.mark.audit("sides")
 def test_loss_is_on_the_left_and_accuracy_on_the_right(plotting):
     panel_lines(book(plotting), "plot_history(history)")
 
 
-@pytest.mark.audit("curves")
 def test_each_line_holds_its_history_at_epochs_1_to_n(plotting):
     values, _history, found = drawn(case_of(plotting, "plot", "Python floats"))
     assert_curves(found["figure"], values, "plot_history(history)")
 
 
-@pytest.mark.audit("styles")
 def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles(plotting):
     for label, line in panel_lines(book(plotting), "plot_history(history)").items():
         which = label.split()[0]
@@ -287,7 +283,6 @@ def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles
             got_marker=got[1], curves=_(CURVES[which]), fmt=_(fmt), style=linestyle + marker)
 
 
-@pytest.mark.audit("axis_labels")
 def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
     axes = panels(book(plotting), "plot_history(history)")
     for ax, panel in zip(axes, PANELS):
@@ -301,7 +296,6 @@ def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
             want=Y_LABEL[panel])
 
 
-@pytest.mark.audit("legends")
 def test_each_panel_has_a_legend_naming_its_lines(plotting):
     axes = panels(book(plotting), "plot_history(history)")
     for ax, (panel, labels) in zip(axes, PANELS.items()):
@@ -322,27 +316,23 @@ ENTRY_IDS = [N_("Python floats"), N_("NumPy float64 scalars"), N_("NumPy float32
 
 
 @pytest.mark.parametrize("kinds", ENTRY_IDS, ids=ENTRY_IDS)
-@pytest.mark.audit("kinds[{id}]")
 def test_plot_history_accepts_each_kind_of_entry(plotting, kinds):
     values, _history, found = drawn(case_of(plotting, "plot", kinds))
     assert_curves(found["figure"], values, say("plot_history(history) (a history of {what})", what=_(kinds)))
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["plain tuple", "named tuple"])
-@pytest.mark.audit("named[{named}]")
 def test_plot_history_accepts_a_named_tuple_or_a_plain_tuple(plotting, named):
     values, _history, found = drawn(case_of(plotting, "plot", "named tuple" if named else "Python floats"))
     who = f"plot_history({'History(...)' if named else '(loss_train, loss_valid, acc_train, acc_valid)'})"
     assert_curves(found["figure"], values, who)
 
 
-@pytest.mark.audit("history")
 def test_plot_history_leaves_the_history_as_it_was(plotting):
     _values, history, found = drawn(case_of(plotting, "plot", "kept"))
     assert_unchanged(found["input"], history, "plot_history(history)")
 
 
-@pytest.mark.audit("render", observed=N_("whether plot_history calls plt.show() or plt.pause()"))
 def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
     found = drawn(case_of(plotting, "plot", "render"))[2]  # a blocking call is refused in there
     if found["render"] is not None:
@@ -352,7 +342,6 @@ def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
     assert bytes(found["png"]) == PNG_MAGIC, _("the figure from plot_history did not render to a PNG")
 
 
-@pytest.mark.audit("any", "history")
 def test_plot_history_draws_any_history(plotting):
     for case in plotting.cases("plot_any"):
         values, history, found = drawn(case)
@@ -397,17 +386,14 @@ def followed(case, template=FIGURE_AFTER, device=None, **more):
         assert_curves(figure_of(step, who), values, say(template, who=who, **more), live=True)
 
 
-@pytest.mark.audit("live.curves")
 def test_live_plot_grows_one_point_per_epoch(plotting):
     followed(case_of(plotting, "live", "floats"))
 
 
-@pytest.mark.audit("live.seed")
 def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
     followed(case_of(plotting, "live", "seed, named"), N_("LivePlot.figure after {who} (accuracy entries are tensors)"))
 
 
-@pytest.mark.audit("live.one_figure", "live.panels")
 def test_live_plot_keeps_one_figure(plotting):
     for epoch, step, who in updates(case_of(plotting, "live", "floats")):
         fig = figure_of(step, who)
@@ -430,7 +416,6 @@ SAVED_BEHIND = N_("LivePlot.update saves the figure before drawing this epoch, s
 
 
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
-@pytest.mark.audit("live.saved[{how}]")
 def test_live_plot_saves_a_png_at_every_epoch(plotting, how):
     case = case_of(plotting, "live", how)
     path = case.answer["path"]
@@ -459,7 +444,6 @@ def test_live_plot_saves_a_png_at_every_epoch(plotting, how):
             "  the PNG at {path} did not change at {who}", path=path, who=who)
 
 
-@pytest.mark.audit("live.no_path")
 def test_live_plot_without_a_path_writes_no_file(plotting):
     case = case_of(plotting, "live", "floats")
     list(updates(case))
@@ -469,12 +453,10 @@ def test_live_plot_without_a_path_writes_no_file(plotting):
         "written; save only `if self.path is not None`", saved=saves or written)
 
 
-@pytest.mark.audit("live.refused", observed=N_("whether LivePlot calls plt.show() or plt.pause()"))
 def test_live_plot_never_shows_or_pauses(plotting):
     list(updates(case_of(plotting, "live", "seed")))  # a blocking call is refused in there
 
 
-@pytest.mark.audit("live.curves")
 def test_live_plot_follows_any_history(plotting):
     for case in plotting.cases("live_any"):
         followed(case)
@@ -486,7 +468,6 @@ def test_live_plot_follows_any_history(plotting):
 @pytest.mark.cuda
 @pytest.mark.parametrize("kinds", ["the seed's history", "all device tensors", "mixed"],
                          ids=["the seed's history", "all device tensors", "mixed"])
-@pytest.mark.audit("accelerator[{id}]")
 def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
     case = case_of(plotting, "plot_accelerator", kinds)
     values, _history, found = drawn(case, make_history(case.args[1], case.args[2], accelerator))
@@ -495,7 +476,6 @@ def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("live.accelerator")
 def test_live_plot_draws_accelerator_tensors(plotting, accelerator):
     followed(plotting.cases("live_accelerator")[0], N_(
         "LivePlot.figure after {who} (accuracy entries are tensors on {accelerator})"), accelerator,

@@ -37,8 +37,8 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record", "small_celeba", "timed",
-           "using"]
+           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record",
+           "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
