@@ -17,8 +17,10 @@ from pathlib import Path
 import hypothesis
 import matplotlib.pyplot
 import numpy
+import PIL.Image
 import pytest
 import torch
+import torchvision.transforms
 
 from kata import curriculum, records, sim
 from kata.checks.mutants import write_mutant
@@ -27,7 +29,7 @@ from kata.harness.target import Target
 from kata.project import locate
 
 pytest_plugins = ["pytester"]
-PRELOADED = (hypothesis, matplotlib.pyplot, numpy, torch)
+PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
 
 SELFTEST = Path(__file__).parent
 MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
