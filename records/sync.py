@@ -13,16 +13,7 @@ import torch
 from torch import nn
 
 from kata.records import BEHAVIOUR, CONSTANT, SHAPE, WORK, context, record
-from kata.records.doubles import N_TRAIN, HalfModel, graphs_held, host, locals_at_return, tiny_data, tiny_setup
-
-
-def seeds(draw, *kinds):
-    """A seed (one whose training labels are not half ones: pred.round() of 0.5 would score as pred >= 0.5), and
-    each of ``kinds`` of epoch with it."""
-    seed = draw.int(0, 9999)
-    while tiny_data(N_TRAIN, seed + 1)[1].float().mean().item() == 0.5:
-        seed = draw.int(0, 9999)
-    return [(seed, kind) for kind in kinds] or [seed]
+from kata.records.doubles import HalfModel, graphs_held, host, locals_at_return, tiny_seeds, tiny_setup
 
 
 def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, **sizes):
@@ -42,13 +33,13 @@ def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, *
     return {**found, "graphs": graphs_held(kept)} if graphs else found
 
 
-@record(lambda draw: seeds(draw, "tiny", "half"), rests=(WORK, BEHAVIOUR))
+@record(lambda draw: tiny_seeds(draw, "tiny", "half"), rests=(WORK, BEHAVIOUR))
 def on_the_cpu(sync, seed, kind):
     """One epoch on the CPU of the tiny setup, or of a model that says exactly 0.5 for every image"""
     return epoch(sync, seed, model=HalfModel() if kind == "half" else None)
 
 
-@record(lambda draw: seeds(draw, "after eval", "six batches"), rests=(SHAPE, BEHAVIOUR))
+@record(lambda draw: tiny_seeds(draw, "after eval", "six batches"), rests=(SHAPE, BEHAVIOUR))
 def watched(sync, seed, kind):
     """One epoch of a model left in eval() mode (as validation leaves it), or of six batches and the autograd
     graphs of batches the learner's locals held as they returned"""
@@ -57,13 +48,13 @@ def watched(sync, seed, kind):
     return epoch(sync, seed, graphs=True, n_train=24, batch=4)
 
 
-@record(seeds, rests=(WORK, CONSTANT, BEHAVIOUR), accelerator=True)
+@record(tiny_seeds, rests=(WORK, CONSTANT, BEHAVIOUR), accelerator=True)
 def on_accelerator(sync, seed):
     """One epoch of the tiny setup on the accelerator, then on the CPU"""
     return {"device": epoch(sync, seed, context().accelerator), "cpu": epoch(sync, seed)}
 
 
-@record(seeds, rests=(SHAPE, BEHAVIOUR), accelerator=True)
+@record(tiny_seeds, rests=(SHAPE, BEHAVIOUR), accelerator=True)
 def syncs(sync, seed):
     """One epoch of six batches on the accelerator, and the host's syncs: kata.sim's count, or CUDA's warnings"""
     device = context().accelerator
