@@ -1,44 +1,34 @@
 """Checks for exercise 4, training: the book's loop, with histories of floats.
 
-Most checks train a tiny deterministic model (Flatten, Linear, Sigmoid: no
-dropout, so every run is the same) on tiny tensors, and compare the learner's
-`train` with an exact replay of the book's algorithm: BCELoss, Adam(lr=0.001),
-per-sample means, accuracy as a share of `pred >= 0.5` that match, validation
-in eval mode without gradients. Hooks on the model record how each forward
-pass ran (train or eval mode, gradients on or off, batch moved or not) and what
-it gave; while train runs, every backward pass, optimizer step and zero_grad is
-recorded too. Where the numbers differ from the book's, the message says the
-one step that differs (kata.checks.loop: no step, another model's parameters,
-another optimizer, learning rate or loss, step before backward, gradients
-zeroed before the step or never, a mean over batches), or says in one line that
-the check can't tell.
+Each check reads the answers of a record (records/training.py). Most train a tiny deterministic model
+(Flatten, Linear, Sigmoid: no dropout, so every run is the same) on tiny tensors of a drawn seed, and
+compare the learner's `train` with an exact replay of the book's algorithm: BCELoss, Adam(lr=0.001),
+per-sample means, accuracy as a share of `pred >= 0.5` that match, validation in eval mode without
+gradients. The record's log (kata/records/doubles.py) holds how each forward pass ran and what it gave,
+and every backward pass, optimizer step and zero_grad; where the numbers differ from the book's, the
+message says the one step that differs (kata.checks.loop), or says in one line that the check can't tell.
 
-Each kind of wrong history entry has its own reason (kata.checks.messages):
-device tensors are the seed's crash, CPU tensors plot but are not floats, a
-tensor that requires grad is refused by NumPy, NumPy scalars are not floats.
-When the learner's own plotting inside `train` hands a device tensor to
+Each kind of wrong history entry has its own reason (kata.checks.messages): device tensors are the
+seed's crash, CPU tensors plot but are not floats, a tensor that requires grad is refused by NumPy,
+NumPy scalars are not floats. When the learner's own plotting inside `train` hands a device tensor to
 matplotlib (the seed's code does), the check says so, with the line.
 
 PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
-import copy
 import math
+import types
 
 import pytest
 import torch
-from hypothesis import example, given
-from hypothesis import strategies as st
 from torch import nn
-from torch.utils.data import DataLoader
 
 from kata.checks import lessons
-from kata.checks.book import book_cnn, book_epoch, book_eval_transform, smile_of
+from kata.checks.book import book_epoch
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
-from kata.harness.target import TargetError
 from kata.i18n import N_, _, say
-from kata.records.doubles import N_VALID, HalfModel, HostBatch, replay
+from kata.records.doubles import BATCH, N_TRAIN, N_VALID, HostBatch, Log, replay, tiny_data
 from kata.records.doubles import tiny_setup as setup
 from kata.records.history import HISTORY_NAMES
 
@@ -89,35 +79,25 @@ PHASE_BATCH_NOT_MOVED = N_("{cause}\n  a {phase} batch, with device={device}")
 PHASES = {"train": N_("train"), "valid": N_("valid")}
 
 
-def call_train(training, model, epochs, train_dl, valid_dl, log=None, **kwargs):
-    """training.train(...), with the learner's device and NumPy errors explained (and, given the
-    setup's log, every backward pass, step and zero_grad recorded)."""
+def answered(training, which, epochs=None, device=None):
+    """The seed and the answer of a case (``which``: one, or a record's name and the case's kind), with the learner's
+    errors explained: those of train(model, ``epochs``, ...), or of evaluate without ``epochs``."""
     __tracebackhide__ = True
-    device = kwargs.get("device")
-    who = f"train(model, {epochs}, train_dl, valid_dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, _(MOVE_ADVICE), _(PLOT_ADVICE), mixed_cause("train", device)):
-        if log is None:
-            return training.train(model, epochs, train_dl, valid_dl, **kwargs)
-        with log.watching(model):
-            return training.train(model, epochs, train_dl, valid_dl, **kwargs)
+    case = next(c for c in training.cases(which[0]) if c.args[-1] == which[1]) if isinstance(which, tuple) else which
+    given = f", device={device}" if device is not None else ""
+    who = f"train(model, {epochs}, train_dl, valid_dl{given})" if epochs else f"evaluate(model, dl{given})"
+    learner = types.SimpleNamespace(_target=training.target or types.SimpleNamespace(path=None))
+    with explained_learner_errors(learner, who, _(MOVE_ADVICE), _(PLOT_ADVICE),
+                                  mixed_cause("train" if epochs else "evaluate", device)):
+        return case.args[:1] and case.args[0], case.answer
 
 
-def call_evaluate(training, model, dl, **kwargs):
+def histories(training, name, kind, epochs, device=None):
+    """(seed, answer, its histories as floats): an entry not a Python float fails first, with its kind's lesson."""
     __tracebackhide__ = True
-    device = kwargs.get("device")
-    who = f"evaluate(model, dl{f', device={device}' if device is not None else ''})"
-    with explained_learner_errors(training, who, _(MOVE_ADVICE), _(PLOT_ADVICE), mixed_cause("evaluate", device)):
-        return training.evaluate(model, dl, **kwargs)
-
-
-def run_train(training, model, epochs, train_dl, valid_dl, **kwargs):
-    """The four histories, as lists of floats. An entry that is not a Python float fails the check
-    with its kind's lesson first (the same first line in every check that meets it, so a run
-    shows it once): every check's verdict rests on histories of the contract's kind."""
-    __tracebackhide__ = True
-    result = call_train(training, model, epochs, train_dl, valid_dl, **kwargs)
-    check_history_shape(result, epochs)
-    return as_floats(result)
+    seed, found = answered(training, (name, kind), epochs, device)
+    check_history_shape(found["history"], epochs)
+    return seed, found, as_floats(found["history"])
 
 
 def as_floats(history) -> list[list[float]]:
@@ -161,28 +141,32 @@ def close(got, want) -> bool:
     return all(g == pytest.approx(w, rel=1e-5, abs=1e-7) for gh, wh in zip(got, want) for g, w in zip(gh, wh))
 
 
-def same_weights(a, b, atol=1e-6) -> bool:
-    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(a.parameters(),
-                                                                                             b.parameters()))
+def same_weights(after, b, atol=1e-6) -> bool:
+    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(after, b.parameters()))
 
 
-def measured_wrong(log, history, epochs, train_dl, valid_dl) -> str | None:
+def book_measures(seed, after=()):
+    """The book's (loss, accuracy) on its validation set of the tiny model of ``seed``, with the weights ``after``."""
+    model, _train_dl, valid_dl, _log = setup(seed=seed)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), after):
+            p.copy_(w)
+        return book_epoch(model.eval(), valid_dl)
+
+
+def measured_wrong(log, history, epochs) -> str | None:
     """The message when an entry of ``history`` is not the per-sample mean of the batches the model
     saw in its epoch (the training loss: of the losses the loop backpropagated), or None."""
     if history[1] and not log.forwards("valid"):
         return _(lessons.NO_VALIDATION)
     problem = loss_function_problem(log)   # then no measure can be told from the model's probabilities
-    if problem is not None:
-        return problem
-    for epoch in range(epochs):
-        for index, phase, dl in ((0, "train", train_dl), (2, "train", train_dl), (1, "valid", valid_dl),
-                                 (3, "valid", valid_dl)):
-            m = measures(log, phase, len(dl.dataset), epoch, len(dl), use_backward=index == 0)
+    for epoch in range(epochs if problem is None else 0):
+        for index, phase, n in ((0, "train", N_TRAIN), (2, "train", N_TRAIN), (1, "valid", N_VALID),
+                                (3, "valid", N_VALID)):
+            m = measures(log, phase, n, epoch, math.ceil(n / BATCH), use_backward=index == 0)
             what = "loss" if index < 2 else "accuracy"
-            problem = means_problem(m, f"{HISTORY_NAMES[index]}[{epoch}]", history[index][epoch], what)
-            if problem is not None:
-                return problem
-    return None
+            problem = problem or means_problem(m, f"{HISTORY_NAMES[index]}[{epoch}]", history[index][epoch], what)
+    return problem
 
 
 # --- the checks ----------------------------------------------------------------
@@ -190,29 +174,26 @@ def measured_wrong(log, history, epochs, train_dl, valid_dl) -> str | None:
 
 @pytest.mark.audit("types")
 def test_histories_are_four_lists_of_python_floats(training):
-    model, train_dl, valid_dl, _log = setup()
-    check_history_shape(call_train(training, model, 2, train_dl, valid_dl), 2)
+    check_history_shape(answered(training, ("behaviour", "two epochs"), 2)[1]["history"], 2)
 
 
-@given(n_train=st.integers(1, 12), batch=st.integers(1, 5), epochs=st.integers(1, 3), seed=st.integers(0, 99))
-@example(n_train=9, batch=4, epochs=1, seed=0)   # a last batch of one image
 @pytest.mark.audit("types", "ranges")
-def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training, n_train, batch, epochs, seed):
-    model, train_dl, valid_dl, _log = setup(n_train=n_train, n_valid=max(1, n_train // 2), batch=batch, seed=seed)
-    history = run_train(training, model, epochs, train_dl, valid_dl)
-    for name, h in zip(HISTORY_NAMES, history):
-        for i, v in enumerate(h):
-            assert math.isfinite(v), say("a history entry is not a finite number\n  {name}[{index}] is {value}",
-                                         name=name, index=i, value=v)
-            if name.startswith("accuracy"):
-                samples = n_train if name.endswith("train") else max(1, n_train // 2)
-                if not 0.0 <= v <= 1.0:
-                    entry = f"{name}[{i}]"
-                    fail_if(_(lessons.ACCURACY_NOT_A_SHARE) + "\n"
-                            + say(lessons.ACCURACY_OUT_OF_RANGE, name=entry, got=v, samples=samples, batch=batch))
-            else:
-                assert v >= 0.0, say("a binary cross-entropy is never negative\n  {name}[{index}] = {value}",
-                                     name=name, index=i, value=v)
+def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training):
+    for case in training.cases("any_sizes"):   # drawn sizes, and a last batch of one image
+        n_train, batch, epochs, _seed = case.args
+        history = answered(training, case, epochs)[1]
+        check_history_shape(history, epochs)
+        for name, h in zip(HISTORY_NAMES, as_floats(history)):
+            samples = n_train if name.endswith("train") else max(1, n_train // 2)
+            for i, v in enumerate(h):
+                assert math.isfinite(v), say("a history entry is not a finite number\n  {name}[{index}] is {value}",
+                                             name=name, index=i, value=v)
+                if name.startswith("accuracy") and not 0.0 <= v <= 1.0:
+                    fail_if(_(lessons.ACCURACY_NOT_A_SHARE) + "\n" + say(
+                        lessons.ACCURACY_OUT_OF_RANGE, name=f"{name}[{i}]", got=v, samples=samples, batch=batch))
+                assert name.startswith("accuracy") or v >= 0.0, say(
+                    "a binary cross-entropy is never negative\n  {name}[{index}] = {value}", name=name, index=i,
+                    value=v)
 
 
 @pytest.mark.audit("first_epoch", "optimizer", "loss")
@@ -220,40 +201,38 @@ def test_loss_and_accuracy_are_means_over_samples(training):
     # The first epoch's four entries are the book's. Where they are not, the averaging is checked
     # first, against the batches the model saw and the losses the loop backpropagated; if that is
     # right, the training itself differs, and the message is the training check's.
-    model, train_dl, valid_dl, log = setup()
-    got = run_train(training, model, 1, train_dl, valid_dl, log=log)
-    _want_model, want = replay(epochs=1)
+    seed, found, got = histories(training, "measured", "one epoch", 1)
+    _want_model, want = replay(epochs=1, seed=seed)
     if close(got, want):
         return
-    fail_if(measured_wrong(log, got, 1, train_dl, valid_dl) or training_problem(log)
+    log = Log.of(found["log"])
+    fail_if(measured_wrong(log, got, 1) or training_problem(log)
             or say(lessons.TRAINING_DIFFERS, got=got, want=[list(h) for h in want]))
 
 
 @pytest.mark.audit("numbers", "weights", "optimizer", "loss")
 def test_training_follows_the_books_algorithm_exactly(training):
-    model, train_dl, valid_dl, log = setup()
-    got = run_train(training, model, 3, train_dl, valid_dl, log=log)
-    want_model, want = replay(epochs=3)
-    weights_match = same_weights(model, want_model)
+    seed, found, got = histories(training, "measured", "three epochs", 3)
+    want_model, want = replay(epochs=3, seed=seed)
+    weights_match = same_weights(found["after"], want_model)
     if weights_match and close(got, want):
         return
+    log = Log.of(found["log"])
     if not weights_match:
         fail_if(training_problem(log) or say(lessons.TRAINING_DIFFERS, got=got, want=[list(h) for h in want]))
-    fail_if(measured_wrong(log, got, 3, train_dl, valid_dl)
-            or say(lessons.HISTORIES_DIFFER, got=got, want=[list(h) for h in want]))
+    fail_if(measured_wrong(log, got, 3) or say(lessons.HISTORIES_DIFFER, got=got, want=[list(h) for h in want]))
 
 
 @pytest.mark.audit("types", observed=N_("which mode each forward pass ran in, and whether with gradients"))
 def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(training):
-    model, train_dl, valid_dl, log = setup()
-    run_train(training, model, 2, train_dl, valid_dl)
-    phases = {phase for phase, *_rest in log.calls}
+    calls = histories(training, "behaviour", "two epochs", 2)[1]["log"]["calls"]
+    phases = {phase for phase, *_rest in calls}
     if "valid" not in phases:
         fail_if(_(lessons.NO_VALIDATION))
     assert phases == {"train", "valid"}, say(
         "train must run the model on every training batch and every validation batch\n"
         "  the model ran on the {phases} batches only", phases=sorted(map(str, phases)))
-    for phase, is_training, grad, _moved in log.calls:
+    for phase, is_training, grad, _moved in calls:
         if phase == "train":
             assert is_training, _(
                 "a training batch ran with the model in eval() mode: call model.train() at the start of every "
@@ -271,43 +250,19 @@ def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(tr
 @pytest.mark.parametrize("device", [None, "cpu"], ids=["device=None", "device=cpu"])
 @pytest.mark.audit("types", observed=N_("whether each batch was moved before it reached the model"))
 def test_every_batch_is_moved_to_the_device(training, device):
-    model, train_dl, valid_dl, log = setup()
-    run_train(training, model, 1, train_dl, valid_dl, device=device and torch.device(device))
-    for phase, _training, _grad, moved in log.calls:
+    found = histories(training, "behaviour", f"device={device}", 1, device and torch.device(device))[1]
+    for phase, _training, _grad, moved in found["log"]["calls"]:
         if not moved:
             fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=device))
-
-
-class Moved(Exception):
-    """Raised by a spy on the model's .to: the move was asked for, and the check has seen enough."""
 
 
 @pytest.mark.audit("types", observed=N_("whether train called model.to(device)"))
 def test_the_model_is_moved_to_the_given_device_in_place(training):
     # The model lives elsewhere than the device given: on PyTorch's meta device (shapes, no data), so
-    # that a loop which moves it only where needed moves it too. The spy stops the run at the move
+    # that a loop which moves it only where needed moves it too. A spy stops the run at the move
     # (a meta tensor has no values to copy): that it was asked for is all this check needs.
-    first, first_train, first_valid, _first_log = setup()
-    run_train(training, first, 1, first_train, first_valid)   # histories of the contract's kind, as in every check
-    model, train_dl, valid_dl, _log = setup()
-    model.to("meta")
-    moves = []
-
-    def spy(*args, **kwargs):
-        moves.append(args or kwargs)
-        raise Moved
-
-    for method in ("to", "cpu"):
-        setattr(model, method, spy)
-    try:
-        training.train(model, 1, train_dl, valid_dl, device=torch.device("cpu"))
-    except Moved:
-        pass
-    except (NotImplementedError, TargetError):   # the stub, or a module that can't be loaded: said as such
-        raise
-    except Exception:   # noqa: BLE001 - the run failed before any move: the check says so
-        pass
-    if not moves:
+    histories(training, "behaviour", "device=None", 1)   # histories of the contract's kind, as in every check
+    if not answered(training, ("behaviour", "from meta"), 1, torch.device("cpu"))[1]["moved"]:
         fail_if(say(MODEL_NOT_MOVED_FIRST, function="train") + "\n" + _(
             "  train(..., device=torch.device('cpu')) never moved a model that was on the meta device (PyTorch's "
             "device of shapes without data, standing for a device that is not the CPU)"))
@@ -315,34 +270,30 @@ def test_the_model_is_moved_to_the_given_device_in_place(training):
 
 @pytest.mark.audit("trained")
 def test_the_callers_model_is_the_one_trained(training):
-    model, train_dl, valid_dl, log = setup()
-    before = copy.deepcopy(model.state_dict())
-    run_train(training, model, 1, train_dl, valid_dl, log=log, device=torch.device("cpu"))
-    changed = [k for k in before if not torch.equal(before[k], model.state_dict()[k])]
-    if not changed:
-        fail_if(training_problem(log) or _(
+    seed, found, _got = histories(training, "behaviour", "device=cpu", 1, torch.device("cpu"))
+    if all(torch.equal(p, q) for p, q in zip(setup(seed=seed)[0].parameters(), found["after"])):
+        fail_if(training_problem(Log.of(found["log"])) or _(
             "after train() the caller's model is unchanged: train the model object you were given (no "
             "copy.deepcopy, and `model.to(device)` moves it in place) and call optimizer.step()"))
 
 
 @pytest.mark.audit("last_validation", "evaluate")
 def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
-    model, train_dl, valid_dl, log = setup()
-    history = run_train(training, model, 2, train_dl, valid_dl, log=log)
+    seed, found, history = histories(training, "measured", "last validation", 2)
+    log = Log.of(found["log"])
     problem = training_problem(log)
     if problem in (lessons.ANOTHER_MODEL, _(lessons.ANOTHER_MODEL)):    # the validation scores of a copy
         fail_if(problem)
     if not log.forwards("valid"):
         fail_if(_(lessons.NO_VALIDATION))
-    model.eval()
-    with torch.no_grad():
-        want = book_epoch(model, valid_dl)
-    log.events.clear()
-    result = call_evaluate(training, model, valid_dl)
+    want = book_measures(seed, found["after"])
+    evaluated = answered(training, ("measured", "last validation, then evaluate"))[1]   # evaluate of the final model
+    result = evaluated["result"]
     fail_if(value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
     got_loss, got_acc = result
-    fail_if(means_problem(measures(log, "valid", N_VALID), _(EVALUATE_LOSS), got_loss, "loss")
-            or means_problem(measures(log, "valid", N_VALID), _(EVALUATE_ACCURACY), got_acc, "accuracy"))
+    m = measures(Log.of(evaluated["log"]), "valid", N_VALID)
+    fail_if(means_problem(m, _(EVALUATE_LOSS), got_loss, "loss") or means_problem(m, _(EVALUATE_ACCURACY), got_acc,
+                                                                                   "accuracy"))
     if (got_loss, got_acc) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=(got_loss, got_acc), want=want))
     assert (history[1][-1], history[3][-1]) == (pytest.approx(got_loss, rel=1e-5), pytest.approx(got_acc)), say(
@@ -354,10 +305,8 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
 
 @pytest.mark.audit("on_epoch")
 def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
-    model, train_dl, valid_dl, _log = setup()
-    calls = []
-    history = run_train(training, model, 3, train_dl, valid_dl,
-                        on_epoch=lambda epoch, h: calls.append((epoch, [list(x) for x in h])))
+    _seed, found, history = histories(training, "behaviour", "on_epoch", 3)
+    calls = found["calls"]
     assert [epoch for epoch, _seen in calls] == [0, 1, 2], say(
         "on_epoch is called once after each epoch, with the 0-based epoch number: 0, 1, 2 for three epochs\n"
         "  it was called with epochs {epochs}", epochs=[e for e, _seen in calls])
@@ -373,23 +322,18 @@ def test_on_epoch_is_called_once_per_epoch_with_the_history_so_far(training):
 
 @pytest.mark.audit("evaluate", observed=N_("evaluate's mode, gradients and batch moves"))
 def test_evaluate_returns_the_books_measures_as_floats_without_training(training):
-    model, _train_dl, valid_dl, log = setup()
-    before = copy.deepcopy(model.state_dict())
-    result = call_evaluate(training, model, valid_dl)
+    seed, found = answered(training, ("measured", "evaluate"))
+    result, log = found["result"], Log.of(found["log"])
     assert isinstance(result, tuple) and len(result) == 2, say(
         "evaluate returns a tuple (loss, accuracy)\n  it returned {result}", result=describe(result))
-    problem = value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))
-    fail_if(problem)
+    fail_if(value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
     m = measures(log, "valid", N_VALID)
-    problem = (means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
-               or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
-    fail_if(problem)
-    model.eval()
-    with torch.no_grad():
-        want = book_epoch(model, valid_dl)
+    fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
+            or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
+    want = book_measures(seed, found["after"])
     if result != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=result, want=want))
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), _(
+    assert all(torch.equal(p, q) for p, q in zip(setup(seed=seed)[0].parameters(), found["after"])), _(
         "evaluate changed the weights: it only measures (no optimizer, no backward)")
     assert log.calls, _("evaluate must run the model on the batches of dl")
     for _phase, training_, grad, moved in log.calls:
@@ -407,12 +351,11 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
 def test_a_probability_of_one_half_counts_as_a_smile(training):
     # A model that says exactly 0.5 for every image (and never learns): the book's `pred >= 0.5`
     # predicts 1 for each, so the accuracy is the share of labels that are 1.
-    model, train_dl, valid_dl, log = setup(model=HalfModel())
-    history = run_train(training, model, 1, train_dl, valid_dl, log=log)
-    train_log = list(log.events)
-    log.events.clear()
-    result = [float(v) for v in call_evaluate(training, model, valid_dl)]
-    ones = {"train": train_dl.y.float().mean().item(), "valid": valid_dl.y.float().mean().item()}
+    seed, found, history = histories(training, "measured", "one half", 1)
+    evaluated = answered(training, ("measured", "one half, then evaluate"))[1]
+    result = [float(v) for v in evaluated["result"]]
+    ones = {"train": tiny_data(N_TRAIN, seed + 1)[1].float().mean().item(),
+            "valid": tiny_data(N_VALID, seed + 2)[1].float().mean().item()}
     for who, got, phase in ((N_("train's accuracy_hist_train[0]"), history[2][0], "train"),
                             (N_("train's accuracy_hist_valid[0]"), history[3][0], "valid"),
                             ("evaluate(model, valid_dl)", result[1], "valid")):
@@ -421,52 +364,38 @@ def test_a_probability_of_one_half_counts_as_a_smile(training):
         if got == pytest.approx(1 - ones[phase]):    # every 0.5 taken for a 0
             fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
         if who.startswith("train"):   # another cause: said as the other checks say it
-            log.events[:] = train_log
-            fail_if(measured_wrong(log, history, 1, train_dl, valid_dl))
+            fail_if(measured_wrong(Log.of(found["log"]), history, 1))
         else:
-            fail_if(means_problem(measures(log, "valid", N_VALID), _(EVALUATE_ACCURACY), got, "accuracy"))
+            fail_if(means_problem(measures(Log.of(evaluated["log"]), "valid", N_VALID), _(EVALUATE_ACCURACY), got,
+                                  "accuracy"))
         fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
 
 
 @pytest.mark.audit("types")
-def test_trains_the_books_cnn_on_a_real_dataloader(training, celeba_root):
-    from kata.celeba import CelebA
-
-    ds = CelebA(celeba_root, split="train", target_type="attr", transform=book_eval_transform(),
-                target_transform=smile_of)
-    torch.manual_seed(1)
-    net = book_cnn()
-    train_dl = DataLoader(ds, batch_size=16, shuffle=True)
-    valid_dl = DataLoader(ds, batch_size=16)
-    run_train(training, net, 1, train_dl, valid_dl)
+def test_trains_the_books_cnn_on_a_real_dataloader(training):
+    history = answered(training, training.cases("on_celeba")[0], 1)[1]   # on the records' CelebA
+    check_history_shape(history, 1)
+    as_floats(history)
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
 
 
-def train_on(training, accelerator, epochs=2, **kwargs):
-    """train() the tiny setup on the accelerator, explaining PyTorch's device errors."""
-    model, train_dl, valid_dl, log = setup()
-    history = call_train(training, model, epochs, train_dl, valid_dl, log=log, **{"device": accelerator, **kwargs})
-    return model, history, log
-
-
 @pytest.mark.cuda
 @pytest.mark.audit("device.types")
 def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
-    _model, history, _log = train_on(training, accelerator)
-    check_history_shape(history, 2)
+    check_history_shape(answered(training, ("on_accelerator", "two epochs"), 2, accelerator)[1]["history"], 2)
 
 
 @pytest.mark.cuda
 @pytest.mark.audit("device.moved", observed=N_("whether each batch was moved to the accelerator"))
 def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, accelerator):
-    model, _history, log = train_on(training, accelerator, epochs=1)
-    devices = {p.device.type for p in model.parameters()}
+    found = answered(training, ("on_accelerator", "one epoch"), 1, accelerator)[1]
+    devices = set(found["devices"])
     if devices != {accelerator.type}:
         call = f"train(model, ..., device={accelerator})"
         fail_if(say(MODEL_NOT_MOVED, function="train", before="cpu", after=", ".join(sorted(devices)), call=call))
-    for phase, _training, _grad, moved in log.calls:
+    for phase, _training, _grad, moved in found["log"]["calls"]:
         if not moved:
             fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=accelerator))
 
@@ -474,19 +403,18 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
 @pytest.mark.cuda
 @pytest.mark.audit("device.numbers", "device.optimizer", "device.loss")
 def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerator):
-    model, history, log = train_on(training, accelerator)
-    check_history_lists(history, 2)
-    got = as_floats(history)
-    want_model, want = replay(epochs=2)
-    if close(got, [list(h) for h in want]) and same_weights(model, want_model, atol=1e-5):
+    seed, found = answered(training, ("measured_on_accelerator", "two epochs"), 2, accelerator)
+    check_history_lists(found["device"]["history"], 2)
+    got = as_floats(found["device"]["history"])
+    want_model, want = replay(epochs=2, seed=seed)
+    if close(got, [list(h) for h in want]) and same_weights(found["device"]["after"], want_model, atol=1e-5):
         return
     # What is wrong on the CPU too is said as the CPU's checks say it: the device is not the cause.
-    problem = training_problem(log)
-    fail_if(problem)
-    cpu_model, train_dl, valid_dl, cpu_log = setup()
-    on_cpu = run_train(training, cpu_model, 2, train_dl, valid_dl, log=cpu_log)
-    if not (close(on_cpu, want) and same_weights(cpu_model, want_model)):
-        fail_if(training_problem(cpu_log) or measured_wrong(cpu_log, on_cpu, 2, train_dl, valid_dl)
+    fail_if(training_problem(Log.of(found["device"]["log"])))
+    check_history_shape(found["cpu"]["history"], 2)
+    on_cpu, cpu_log = as_floats(found["cpu"]["history"]), Log.of(found["cpu"]["log"])
+    if not (close(on_cpu, want) and same_weights(found["cpu"]["after"], want_model)):
+        fail_if(training_problem(cpu_log) or measured_wrong(cpu_log, on_cpu, 2)
                 or say(lessons.TRAINING_DIFFERS, got=on_cpu, want=[list(h) for h in want]))
     for name, got_h, want_h in zip(HISTORY_NAMES, got, want):
         assert got_h == pytest.approx(want_h, rel=1e-4, abs=1e-6), say(
@@ -502,10 +430,7 @@ def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerato
 @pytest.mark.cuda
 @pytest.mark.audit("device_none")
 def test_device_none_trains_where_the_model_already_is(training, accelerator):
-    model, train_dl, valid_dl, log = setup()
-    model.to(accelerator)
-    run_train(training, model, 1, train_dl, valid_dl)
-    devices = {p.device.type for p in model.parameters()}
+    devices = set(histories(training, "on_accelerator", "device=None", 1)[1]["devices"])
     if devices != {accelerator.type}:
         fail_if(_(DEVICE_NONE) + "\n" + say("  a model on {accelerator} ended up on {devices}",
                                              accelerator=accelerator, devices=", ".join(sorted(devices))))
@@ -514,23 +439,17 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
 @pytest.mark.cuda
 @pytest.mark.audit("evaluate.accelerator")
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
-    model, _train_dl, valid_dl, log = setup()
-    model.to(accelerator)
-    result = call_evaluate(training, model, valid_dl, device=accelerator)
-    problem = value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})
-    fail_if(problem)
-    m = measures(log, "valid", N_VALID)
-    problem = means_problem(m, _(EVALUATE_LOSS), result[0], "loss") or means_problem(
-        m, _(EVALUATE_ACCURACY), result[1], "accuracy")
-    fail_if(problem)
-    cpu_model, _cpu_train_dl, cpu_dl, _cpu_log = setup()
-    cpu_model.eval()
-    with torch.no_grad():
-        want = book_epoch(cpu_model, cpu_dl)
+    seed, found = answered(training, ("measured_on_accelerator", "evaluate"), device=accelerator)
+    result = found["device"]["result"]
+    fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
+    m = measures(Log.of(found["device"]["log"]), "valid", N_VALID)
+    fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
+            or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
+    want = book_measures(seed)
     if result == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
         return
     # What is wrong on the CPU too is said as the CPU's check says it: the device is not the cause.
-    on_cpu = call_evaluate(training, cpu_model, cpu_dl)
+    on_cpu = found["cpu"]["result"]
     if tuple(on_cpu) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=tuple(on_cpu), want=want))
     pytest.fail(say("the same evaluate gives other numbers on the accelerator than on the CPU: the device changes "
@@ -544,21 +463,12 @@ def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
 def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
     # A model that lives elsewhere than the device given (here the CPU, the device the accelerator):
     # evaluate moves it there first, in place, and measures it there as on the CPU.
-    model, _train_dl, valid_dl, _log = setup()
-    cpu_model, _cpu_train_dl, cpu_dl, _cpu_log = setup()
-    cpu_model.eval()
-    with torch.no_grad():
-        want = book_epoch(cpu_model, cpu_dl)
+    seed, found = answered(training, ("measured_on_accelerator", "evaluate moves"), device=accelerator)
+    want = book_measures(seed)
     call = f"evaluate(model, dl, device={accelerator})"
-    try:
-        result = call_evaluate(training, model, valid_dl, device=accelerator)
-    except pytest.fail.Exception:
-        result = None
-    after = {p.device.type for p in model.parameters()}
+    after, result = set(found["devices"]), found["result"]   # (its error, where it left the model, untold)
     if after != {accelerator.type}:
         fail_if(say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu", after=", ".join(sorted(after))))
-    if result is None:
-        call_evaluate(training, model, valid_dl, device=accelerator)   # the error again, explained
     fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
     if tuple(result) != (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
         fail_if(say(EVALUATE_MEASURES, got=tuple(result), want=want))

@@ -14,10 +14,7 @@ apart, the message says so in one line instead of guessing.
 
 from __future__ import annotations
 
-import contextlib
 import math
-import sys
-from pathlib import Path
 
 import torch
 from torch import nn
@@ -26,8 +23,8 @@ from kata.checks import lessons
 from kata.i18n import _, say
 from kata.records.doubles import Event, Log
 
-__all__ = ["BOOK_LR", "Measures", "graph_kept", "locals_at_return", "loss_function_problem", "means_problem",
-           "measures", "training_problem"]
+__all__ = ["BOOK_LR", "Measures", "graph_kept", "loss_function_problem", "means_problem", "measures",
+           "training_problem"]
 
 BOOK_LR = 0.001
 
@@ -239,57 +236,12 @@ def means_problem(m: Measures, name: str, got: float, what: str) -> str | None:
 
 # --- autograd graphs kept alive by the learner's running sums -----------------------
 
-@contextlib.contextmanager
-def locals_at_return(folder):
-    """While the block runs, keep the local variables of every function of the learner's (a file
-    under ``folder``) as it returns: {function name: {variable: value}} (the last call of each)."""
-    root = Path(folder).resolve()
-    captured: dict[str, dict] = {}
-    previous = sys.getprofile()
-    mine: dict[str, bool] = {}
-
-    def profile(frame, event, arg):
-        if event == "return":
-            file = frame.f_code.co_filename
-            if file not in mine:
-                path = Path(file).resolve()
-                mine[file] = path == root or path.is_relative_to(root)
-            if mine[file]:
-                captured[frame.f_code.co_name] = dict(frame.f_locals)
-        if previous is not None:
-            previous(frame, event, arg)
-
-    sys.setprofile(profile)
-    try:
-        yield captured
-    finally:
-        sys.setprofile(previous)
-
-
-def _graphs(value, seen: set[int]) -> int:
-    """How many batches' losses (nn.BCELoss nodes) the autograd graph of ``value`` reaches: a tensor,
-    or a list or tuple of them."""
-    if isinstance(value, (list, tuple)):
-        return sum(_graphs(v, seen) for v in value)
-    if not isinstance(value, torch.Tensor) or value.grad_fn is None:
-        return 0
-    found, todo = 0, [value.grad_fn]
-    while todo and len(seen) < 100_000:
-        node = todo.pop()
-        if node is None or id(node) in seen:
-            continue
-        seen.add(id(node))
-        found += "BinaryCrossEntropy" in type(node).__name__
-        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
-    return found
-
-
-def graph_kept(captured: dict[str, dict]) -> str | None:
+def graph_kept(held: dict[str, dict[str, int]]) -> str | None:
     """GRAPH_KEPT when a local variable of the learner's functions, as they returned, still holds the
-    autograd graphs of more than one batch (a running sum of losses kept with their graphs)."""
-    for function, names in captured.items():
-        for name, value in names.items():
-            graphs = _graphs(value, set())
+    autograd graphs of more than one batch (a running sum of losses kept with their graphs): ``held`` is
+    kata.records.doubles.graphs_held's count of them."""
+    for function, names in held.items():
+        for name, graphs in names.items():
             if graphs > 1:
                 return say(lessons.GRAPH_KEPT, function=function, name=name, graphs=graphs)
     return None

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -23,7 +25,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.data import TensorDataset
 
 __all__ = ["BATCH", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log", "fixed_batches",
-           "replay", "tiny_data", "tiny_model", "tiny_setup", "train_batches", "watch_model"]
+           "graphs_held", "host", "locals_at_return", "replay", "tiny_data", "tiny_model", "tiny_seeds", "tiny_setup",
+           "train_batches", "watch_model"]
 
 N_TRAIN, N_VALID, BATCH = 10, 7, 4  # batches of 4, 4, 2 and 4, 3: per-sample and per-batch means differ
 
@@ -65,6 +68,18 @@ class Log:
 
     def forwards(self, phase: str) -> list[Event]:
         return [e for e in self.events if e.kind == "forward" and e.phase == phase]
+
+    def data(self) -> dict:
+        """The log as plain data for a record's answer (its tensors copied to the host), :meth:`of`'s input."""
+        return {"calls": list(self.calls), "events": [{f.name: host(getattr(e, f.name)) for f in fields(e)}
+                                                      for e in self.events]}
+
+    @classmethod
+    def of(cls, data: dict) -> Log:
+        """The log that :meth:`data` described."""
+        log = cls()
+        log.calls, log.events = [tuple(c) for c in data["calls"]], [Event(**e) for e in data["events"]]
+        return log
 
     @contextlib.contextmanager
     def watching(self, model: nn.Module):
@@ -108,6 +123,13 @@ class Log:
             torch.autograd.backward = original_backward
             torch.optim.Optimizer.zero_grad = original_zero
             nn.Module.zero_grad = original_module_zero
+
+
+def host(t):
+    """A plain CPU copy of tensor ``t``, wherever it lives (anything else as it is)."""
+    if not isinstance(t, torch.Tensor):
+        return t
+    return torch.empty(t.shape, dtype=t.dtype).copy_(t.detach()).as_subclass(torch.Tensor)
 
 
 def watch_model(model: nn.Module, log: Log) -> nn.Module:
@@ -197,9 +219,72 @@ def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0, model=None
     return model, train_dl, valid_dl, log
 
 
-def replay(epochs=2, **kwargs):
-    """The tiny setup trained by the book's algorithm: (model, history)."""
+def tiny_seeds(draw, *kinds) -> list:
+    """A seed of the tiny setup, drawn by a record's ``draw`` (one whose training labels are not half ones: a
+    probability of 0.5 taken for a 0 would score the same as one taken for a 1), with each of ``kinds``."""
+    seed = draw.int(0, 9999)
+    while tiny_data(N_TRAIN, seed + 1)[1].float().mean().item() == 0.5:
+        seed = draw.int(0, 9999)
+    return [(seed, kind) for kind in kinds] or [seed]
+
+
+def replay(epochs=2, seed=0, **kwargs):
+    """The tiny setup (of ``seed``) trained by the book's algorithm: (model, history)."""
     from kata.checks.book import book_train  # here: the doubles alone import no torchvision (a fresh process's)
 
-    model, train_dl, valid_dl, _ = tiny_setup()
+    model, train_dl, valid_dl, _ = tiny_setup(seed=seed)
     return model, book_train(model, epochs, train_dl, valid_dl, **kwargs)
+
+
+# --- autograd graphs kept alive by the learner's running sums -----------------------
+
+@contextlib.contextmanager
+def locals_at_return(folder):
+    """While the block runs, keep the local variables of every function of the learner's (a file
+    under ``folder``) as it returns: {function name: {variable: value}} (the last call of each)."""
+    root = Path(folder).resolve()
+    captured: dict[str, dict] = {}
+    previous = sys.getprofile()
+    mine: dict[str, bool] = {}
+
+    def profile(frame, event, arg):
+        if event == "return":
+            file = frame.f_code.co_filename
+            if file not in mine:
+                path = Path(file).resolve()
+                mine[file] = path == root or path.is_relative_to(root)
+            if mine[file]:
+                captured[frame.f_code.co_name] = dict(frame.f_locals)
+        if previous is not None:
+            previous(frame, event, arg)
+
+    sys.setprofile(profile)
+    try:
+        yield captured
+    finally:
+        sys.setprofile(previous)
+
+
+def _graphs(value, seen: set[int]) -> int:
+    """How many batches' losses (nn.BCELoss nodes) the autograd graph of ``value`` reaches: a tensor,
+    or a list or tuple of them."""
+    if isinstance(value, (list, tuple)):
+        return sum(_graphs(v, seen) for v in value)
+    if not isinstance(value, torch.Tensor) or value.grad_fn is None:
+        return 0
+    found, todo = 0, [value.grad_fn]
+    while todo and len(seen) < 100_000:
+        node = todo.pop()
+        if node is None or id(node) in seen:
+            continue
+        seen.add(id(node))
+        found += "BinaryCrossEntropy" in type(node).__name__
+        todo.extend(next_node for next_node, _ in getattr(node, "next_functions", ()))
+    return found
+
+
+def graphs_held(captured: dict[str, dict]) -> dict[str, dict[str, int]]:
+    """For each function of :func:`locals_at_return`, its variables that reach batches' losses: how many."""
+    found = {function: {name: _graphs(value, set()) for name, value in names.items()}
+             for function, names in captured.items()}
+    return {function: {n: g for n, g in names.items() if g} for function, names in found.items() if any(names.values())}

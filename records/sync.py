@@ -1,0 +1,80 @@
+"""Records of exercise 6, sync: one epoch of train_epoch on the tiny setup of kata/records/doubles.py (its seed
+drawn), as data: what it returned, the weights it left, the log of what the loop did; on the accelerator, how
+many times the host waited for the device (kata.sim's count, or CUDA's sync debug mode).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import warnings
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from kata.records import BEHAVIOUR, CONSTANT, SHAPE, WORK, context, record
+from kata.records.doubles import HalfModel, graphs_held, host, locals_at_return, tiny_seeds, tiny_setup
+
+
+def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, **sizes):
+    """train_epoch(model, dl, BCELoss(), Adam(lr=0.001), device) once, watched: its result, the weights after, the
+    log (with ``graphs``, how many batches' graphs the learner's locals held as they returned)."""
+    model, dl, _valid, log = tiny_setup(seed=seed, model=model, **sizes)
+    device = device or torch.device("cpu")
+    model.to(device)
+    if eval_first:
+        model.eval()
+    optimizer, code = torch.optim.Adam(model.parameters(), lr=0.001), getattr(sync.train_epoch, "__code__", None)
+    spy = locals_at_return(Path(code.co_filename).parent) if graphs and code else contextlib.nullcontext({})
+    with log.watching(model), spy as kept:
+        result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+    found = {"result": result, "log": log.data(), "after": [host(p) for p in model.parameters()],
+             "devices": sorted({p.device.type for p in model.parameters()})}
+    return {**found, "graphs": graphs_held(kept)} if graphs else found
+
+
+@record(lambda draw: tiny_seeds(draw, "tiny", "half"), rests=(WORK, BEHAVIOUR))
+def on_the_cpu(sync, seed, kind):
+    """One epoch on the CPU of the tiny setup, or of a model that says exactly 0.5 for every image"""
+    return epoch(sync, seed, model=HalfModel() if kind == "half" else None)
+
+
+@record(lambda draw: tiny_seeds(draw, "after eval", "six batches"), rests=(SHAPE, BEHAVIOUR))
+def watched(sync, seed, kind):
+    """One epoch of a model left in eval() mode (as validation leaves it), or of six batches and the autograd
+    graphs of batches the learner's locals held as they returned"""
+    if kind == "after eval":
+        return epoch(sync, seed, eval_first=True)
+    return epoch(sync, seed, graphs=True, n_train=24, batch=4)
+
+
+@record(tiny_seeds, rests=(WORK, CONSTANT, BEHAVIOUR), accelerator=True)
+def on_accelerator(sync, seed):
+    """One epoch of the tiny setup on the accelerator, then on the CPU"""
+    return {"device": epoch(sync, seed, context().accelerator), "cpu": epoch(sync, seed)}
+
+
+@record(tiny_seeds, rests=(SHAPE, BEHAVIOUR), accelerator=True)
+def syncs(sync, seed):
+    """One epoch of six batches on the accelerator, and the host's syncs: kata.sim's count, or CUDA's warnings"""
+    device = context().accelerator
+    model, dl, _valid, _log = tiny_setup(seed=seed, n_train=24, batch=4)
+    model.to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+    if device.type == "cuda":
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.cuda.synchronize()
+            torch.cuda.set_sync_debug_mode("warn")
+            try:
+                result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+            finally:
+                torch.cuda.set_sync_debug_mode("default")
+        return {"result": result, "total": sum("synchroniz" in str(w.message) for w in caught),
+                "warnings": sorted({str(w.message).splitlines()[0] for w in caught})}
+    from kata import sim
+
+    with sim.count_syncs() as counted:
+        result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
+    return {"result": result, "total": counted.total, "by_kind": dict(counted.by_kind),
+            "events": [list(e) for e in counted.events[:4]]}
