@@ -9,7 +9,8 @@ import torch
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, WORK, context, record
+from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, context, record
+from kata.records.declared import read
 from kata.records.doubles import HalfModel, host, tiny_seeds, tiny_setup
 
 SIZES = st.tuples(st.integers(1, 12), st.integers(1, 5), st.integers(1, 3), st.integers(0, 99))  # n, batch, epochs
@@ -118,3 +119,9 @@ def measured_on_accelerator(training, seed, kind):
         if isinstance(exc, NotImplementedError) or {p.device.type for p in model.parameters()} == {acc.type}:
             raise
         return placed(model, {"result": None})
+
+
+@record(rests=SOURCE)
+def declared(files):
+    """What training.py (and the helpers beside it) declares, read from its source: its optimizers and losses"""
+    return read(files, "training")

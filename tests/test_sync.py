@@ -105,7 +105,6 @@ def measured_wrong(log, loss, accuracy) -> str | None:
             or means_problem(m, "accuracy", accuracy, "accuracy"))
 
 
-@pytest.mark.audit("numbers")
 def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
     # The book loop's numbers. Where they differ, the averaging is checked first, against the batches
     # the model saw and the losses the loop backpropagated; if that is right, the training differs.
@@ -121,7 +120,6 @@ def test_train_epoch_gives_the_book_loops_mean_loss_and_accuracy(sync):
         "{want_acc})", loss=loss, accuracy=accuracy, want_loss=want_loss, want_acc=want_acc))
 
 
-@pytest.mark.audit("weights", observed=N_("the mode and gradients of each forward pass, and the batches' moves"))
 def test_train_epoch_trains_the_model_as_the_book_does(sync):
     seed, found = epoch_of(sync, "on_the_cpu", "tiny")
     floats(found["result"])
@@ -135,7 +133,6 @@ def test_train_epoch_trains_the_model_as_the_book_does(sync):
         assert training and grad, _("train_epoch must run the model in train() mode, with gradients")
 
 
-@pytest.mark.audit("types", observed=N_("which mode the forward passes ran in"))
 def test_train_epoch_runs_in_train_mode_even_after_validation(sync):
     _seed, found = epoch_of(sync, "watched", "after eval")   # the model in eval() mode first, as validation leaves it
     floats(found["result"])
@@ -144,15 +141,12 @@ def test_train_epoch_runs_in_train_mode_even_after_validation(sync):
         "in eval mode)")
 
 
-@pytest.mark.audit("types", observed=N_("whether a local of train_epoch still held several batches' autograd "
-                                        "graphs"))
 def test_train_epoch_keeps_no_autograd_graph_in_its_sums(sync):
     _seed, found = epoch_of(sync, "watched", "six batches")   # six batches
     floats(found["result"])
     fail_if(graph_kept(found["graphs"]))
 
 
-@pytest.mark.audit("half")
 def test_train_epoch_counts_a_probability_of_one_half_as_a_smile(sync):
     # A model that says exactly 0.5 for every image: the book's `pred >= 0.5` predicts 1 for each.
     seed, found = epoch_of(sync, "on_the_cpu", "half")
@@ -174,7 +168,6 @@ def counted(found) -> str:
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.types", observed=N_("how many times the host waited for the device"))
 def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     if accelerator.type == "mps":
         pytest.skip(_("counting synchronisations needs CUDA's sync debug mode or the simulated accelerator"))
@@ -189,7 +182,6 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.numbers", "device.weights")
 def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accelerator):
     seed, found = epoch_of(sync, "on_accelerator", device=accelerator)
     loss, accuracy = floats(found["device"]["result"])
@@ -211,7 +203,6 @@ def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accel
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.placement", observed=N_("whether each batch was moved to the accelerator"))
 def test_train_epoch_keeps_the_model_and_batches_on_the_accelerator(sync, accelerator):
     _seed, found = epoch_of(sync, "on_accelerator", device=accelerator)
     floats(found["device"]["result"])

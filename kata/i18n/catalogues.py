@@ -34,7 +34,7 @@ from babel.messages.pofile import read_po, write_po
 from kata.i18n import CATALOGUES, LOCALE_DIR, stub_texts
 
 __all__ = ["compile_catalogue", "extract", "extract_stub", "extract_table", "extract_toml", "main", "problems",
-           "update"]
+           "translations", "update"]
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"_": None, "N_": None, "say": None, "gettext": None}
@@ -107,14 +107,31 @@ def _read(path: Path, lang: str) -> Catalog:
         return read_po(f, locale=lang)
 
 
-def update(domain: str, lang: str = "ko") -> Path:
-    """Merge today's English into ``lang``'s catalogue: new messages empty, changed ones fuzzy."""
+def translations(lang: str = "ko") -> dict[str, str]:
+    """Every translation ``lang``'s catalogues hold (those of English their sources no longer have too)."""
+    found = {}
+    for domain in CATALOGUES:
+        catalog = _read(_po(domain, lang), lang)
+        for message in [*catalog, *catalog.obsolete.values()]:
+            if message.id and message.string and not message.fuzzy:
+                found.setdefault(message.id, message.string)
+    return found
+
+
+def update(domain: str, lang: str = "ko", known: dict[str, str] | None = None) -> Path:
+    """Merge today's English into ``lang``'s catalogue: new messages empty, changed ones fuzzy, those the source
+    no longer has gone; a message that moved here from another domain's files keeps its translation (``known``:
+    :func:`translations`, taken before any catalogue is updated)."""
     path = _po(domain, lang)
+    known = translations(lang) if known is None else known
     catalog = _read(path, lang)
     catalog.update(extract(domain), update_header_comment=False)
+    for message in catalog:
+        if message.id and not message.string and message.id in known:
+            message.string = known[message.id]
     path.parent.mkdir(parents=True, exist_ok=True)
     buffer = io.BytesIO()
-    write_po(buffer, catalog, width=100, include_previous=True, sort_by_file=True)
+    write_po(buffer, catalog, width=100, include_previous=True, sort_by_file=True, ignore_obsolete=True)
     path.write_bytes(buffer.getvalue())
     return path
 
@@ -176,11 +193,11 @@ def main(argv: list[str] | None = None) -> int:
     unknown = [d for d in domains if d not in CATALOGUES]
     if unknown:
         parser.error(f"unknown domain {unknown[0]!r}: one of {', '.join(CATALOGUES)}")
-    found = []
+    found, known = [], {lang: translations(lang) for lang in LANGS} if args.action == "update" else {}
     for domain in domains:
         for lang in LANGS:
             if args.action == "update":
-                print(update(domain, lang).relative_to(ROOT))
+                print(update(domain, lang, known[lang]).relative_to(ROOT))
             elif args.action == "compile":
                 print(compile_catalogue(domain, lang).relative_to(ROOT))
             else:
