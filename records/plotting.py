@@ -208,8 +208,7 @@ def driven(plotting, key, values, full):
     return found
 
 
-# Drawn histories come after the seed's and a mixed one: a case is a draw of plot_history (about 35 ms), or a
-# redraw per epoch of a LivePlot over up to four epochs (about 75 ms).
+# Drawn histories come after the seed's and a mixed one (a case: a draw, about 35 ms; a LivePlot's, about 75 ms).
 EVERY = (WORK, CONSTANT, PROPERTY, BEHAVIOUR)
 plot = record(lambda draw: [(key, VALUES, make_history(VALUES, kinds, named=key == "named tuple"))
                             for key, kinds in PLOTS.items()], rests=EVERY, name="plot")(plotted)

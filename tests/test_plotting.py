@@ -39,6 +39,7 @@ STYLE = {"Train": ("-", "o", N_("'-o' (a solid line with circles)")),
          "Validation": ("--", "<", N_("'--<' (a dashed line with left-pointing triangles)"))}
 CURVES = {"Train": N_("train curves"), "Validation": N_("validation curves")}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+AT = "at {where}: {source}"   # where_in's words (kata/checks/messages.py, translated there), for a place given as data
 
 
 def kinds_in(history) -> str:
@@ -95,7 +96,7 @@ def crashed(found, who, history, sandbox="plot_history(history)"):
     failed = found["failed"]
     if failed is not None:
         at = failed["where"]   # [file, line, function, source]: the last frame in the learner's folder
-        line = say("at {where}: {source}", where=Place(Path(at[0]), *at[1:]).where, source=at[3]) if at else ""
+        line = say(AT, where=Place(Path(at[0]), *at[1:]).where, source=at[3]) if at else ""
         if failed["blocked"]:  # the refusal's message, and the line that called it
             raise AssertionError(say(
                 "{who} called {name}(): that opens a window and waits (plt.pause for its interval, plt.show until the "
@@ -112,7 +113,7 @@ def crashed(found, who, history, sandbox="plot_history(history)"):
         else:
             cause = say(CRASHED, function=who.split("(")[0])
         fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=" " + line if line else "",
-                    error=f"{failed['kind']}: {exc}", epochs=epochs(len(history[0])), kind=type(history).__name__,
+                    error=failed["kind"] + ": " + str(exc), epochs=epochs(len(history[0])), kind=type(history).__name__,
                     holds=kinds_in(history).replace("\n  ", "\n    ")))
     assert not found["calls"], say(
         "{who} called {names}() (and carried on when it was refused): these calls open a window and wait; "
