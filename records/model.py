@@ -22,6 +22,7 @@ def leaves(net) -> list:   # the leaf layers in order (a nested nn.Sequential is
 def settings(layer) -> dict:
     kind = next((k for k, cls in KINDS if isinstance(layer, cls)), None)
     found = {k: v for k, v in vars(layer).items() if not k.startswith("_")}   # kernel_size, stride, padding, p, ...
+    found |= {"p": getattr(layer, "p", None)} if kind == "Dropout" else {}    # p as the layer shows it
     return dict(found, name=type(layer).__name__, kind=kind, bias=getattr(layer, "bias", None) is not None)
 
 

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 # Imported before the inner pytest runs (see test_known_wrong.py).
@@ -34,12 +32,10 @@ import matplotlib.pyplot
 import numpy
 import PIL.Image
 import pytest
-import test_grade_samples as samples
 import torch
 import torchvision.transforms
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_grade_samples import EQUIVALENT_TRAINING, FORGED_TRAINING, write
 
 from kata import audit, curriculum, records
 from kata.audit import Context, Draw, judge, records_here
@@ -51,7 +47,9 @@ pytest_plugins = ["pytester"]
 PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision.transforms)
 
 PROJECT = locate()
-NAMES = curriculum.names()
+EVERY = curriculum.names()
+# The exercises the audit still grades: those whose checks read records are checked on the answers themselves.
+NAMES = [ex for ex in EVERY if not PROJECT.records_of(ex).is_file()]
 VARIANTS = Path(__file__).with_name("variants")
 
 
@@ -81,7 +79,7 @@ def test_every_check_names_facets_the_audit_has(pytester, facet_marks):
     marks = facet_marks()
     pytester.inline_run("--collect-only", "--target", str(PROJECT.solutions),
                         *[str(PROJECT.checks_of(n)) for n in NAMES], "-p", "no:cacheprovider", "-q", plugins=[marks])
-    assert len(marks.marks) > 100, f"collected only {len(marks.marks)} checks"
+    assert len(marks.marks) > 10, f"collected only {len(marks.marks)} checks"
     unmarked = [n for n, m in marks.marks.items() if m is None]
     assert not unmarked, ("every check names what of the audit its verdict implies, @pytest.mark.audit(...) "
                           f"(kata/audit/__init__.py says how): these have no mark: {unmarked}")
@@ -169,83 +167,6 @@ def test_malformed_records_disagree_and_never_raise(records, reference):
     assert all(v is not None for v in verdicts.values())
 
 
-# --- what the code declares, read from its source --------------------------------------------------------
-
-# The records of a submission that patches torch, made as the sandbox makes them, in a process of their own: the
-# patch never reaches this one. What it declares is read from its source here, as the grader reads it.
-APART = """
-import functools, json, sys
-from pathlib import Path
-from kata import audit
-from kata.harness.target import Target
-folder, exercise, seed, tmp, wanted = sys.argv[1:]
-skip = [n for n in audit.records(exercise) if n not in wanted.split(",")]
-target = Target(Path(folder))
-made = audit.run_records(exercise, functools.partial(target.load, exercise), audit.Context(int(seed), Path(tmp)), skip)
-print(json.dumps(dict(made)))
-"""
-
-
-def verdicts_apart(folder: Path, exercise: str, records: list[str], context: Context,
-                   reference) -> dict[str, str | None]:
-    """The verdicts on the facets read from ``records`` (and the source), of the code in ``folder`` run in a
-    process of its own."""
-    done = subprocess.run([sys.executable, "-c", APART, str(folder), exercise, str(context.seed), str(context.tmp),
-                           ",".join(records)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
-    found = json.loads(done.stdout.strip().splitlines()[-1])
-    found["source"] = audit.source_record(exercise, audit.files_of(folder))
-    facets = audit.facets(exercise)
-    return {f: v for f, v in judge(exercise, found, reference[exercise]).items()
-            if (facets[f].record or f.split(".", 1)[1]) in [*records, "source"]}
-
-
-@pytest.mark.parametrize("kind", sorted(FORGED_TRAINING))
-def test_a_wrong_learning_rate_under_a_patched_optimizer_disagrees(kind, tmp_path, context, reference):
-    folder = write(tmp_path, {"training": samples.forged_training(kind)})
-    verdicts = verdicts_apart(folder, "training", ["histories"], context, reference)
-    assert verdicts["training.numbers"] is None, f"the patch ({kind}) no longer computes the book's numbers: {verdicts}"
-    assert "lr=0.01" in (verdicts["training.optimizer"] or ""), f"lr=0.01 under a patch ({kind}) agrees: {verdicts}"
-    assert verdicts["training.loss"] is None, verdicts
-
-
-def test_a_patched_library_under_the_books_settings_agrees(tmp_path, context, reference):
-    folder = write(tmp_path, {"training": samples.patched_training()})
-    verdicts = verdicts_apart(folder, "training", ["histories"], context, reference)
-    assert all(v is None for v in verdicts.values()), verdicts
-
-
-def test_a_wrong_dropout_rate_under_a_patched_layer_disagrees(tmp_path, context, reference):
-    folder = write(tmp_path, {"model": samples.forged_model()})
-    verdicts = verdicts_apart(folder, "model", ["layers", "dropout"], context, reference)
-    assert verdicts["model.layers"] is None, f"the patch no longer runs as the book's layers: {verdicts}"
-    assert "p=0.2" in (verdicts["model.declared"] or ""), f"p=0.2 declared under a patch agrees: {verdicts}"
-
-
-@pytest.mark.parametrize("kind", sorted(EQUIVALENT_TRAINING))
-def test_the_books_optimizer_and_loss_spelled_otherwise_agree(kind, tmp_path, context, reference):
-    folder = write(tmp_path, {"training": samples.equivalent_training(kind)})
-    found = records_of(folder, "training", context)
-    disagreed = {f: v for f, v in judge("training", found, reference["training"]).items() if v is not None}
-    assert not disagreed, f"{kind}: {disagreed}"
-    assert not found["source"]["data"]["unresolved"], f"{kind}: honest code sent to review"
-
-
-# Where the source does not fix a setting, the reading says where and the teacher reviews it: no point is lost.
-UNFIXED = {"an argument": "args.lr", "a rebound name": "LR", "keyword arguments": "**"}
-
-
-@pytest.mark.parametrize("how", sorted(UNFIXED))
-def test_a_setting_the_source_does_not_fix_goes_to_review_and_costs_nothing(how, reference):
-    source = samples.sources()["training"].replace("lr=0.001", {"an argument": "lr=args.lr",
-                                                               "a rebound name": "lr=LR",
-                                                               "keyword arguments": "**settings"}[how])
-    source += "\nLR = 0.01\nLR /= 10\n" if how == "a rebound name" else ""
-    record = audit.source_record("training", {"training.py": source})
-    assert judge("training", {"source": record}, reference["training"])["training.optimizer"] is None
-    assert any(UNFIXED[how] in note for note in record["data"]["unresolved"]), record["data"]["unresolved"]
-
-
 # --- what each fact rests on -------------------------------------------------------------------------------
 
 
@@ -271,7 +192,7 @@ def test_the_trust_model_lists_exactly_what_rests_on_the_process(every_check):
     """docs/teaching.md (and its Korean page) lists every fact that rests on the graded process, by name, between
     its markers, and every check whose points rest on what only the process observed."""
     every = {name: f.rests for ex in NAMES for name, f in audit.facets(ex).items()}
-    every |= {f"{ex}.{name}": rec.rests for ex in NAMES for name, rec in records.load(PROJECT.records_of(ex)).items()}
+    every |= {f"{ex}.{name}": rec.rests for ex in EVERY for name, rec in records.load(PROJECT.records_of(ex)).items()}
     process = {name for name, rests in every.items() if set(rests if isinstance(rests, tuple) else [rests])
                & set(audit.PROCESS)}
     observed = {nodeid.split("::")[-1].split("[")[0] for nodeid, mark in every_check.marks.items()
