@@ -176,6 +176,9 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
             return
         exercise, name = pending[0]
         strikes[exercise] += 1
+        if strikes[exercise] == 1:
+            graded.problems.append(say("the process asking its records stopped in {exercise}: {why}; the rest was "
+                                       "asked in a fresh one", exercise=exercise, why=_why(answer, job.limits, True)))
         error = {"error": say("the audit's process {why}", why=_why(answer, job.limits, True))}
         for ex, n in pending if strikes[exercise] >= MAX_STRIKES else pending[:1]:
             if ex == exercise:   # twice in one exercise (its import?): the rest of it is not asked again

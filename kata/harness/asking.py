@@ -65,6 +65,8 @@ class Case:
         if "error" not in self.result:
             return None
         text, kind = str(self.result["error"]), str(self.result.get("kind"))
+        if "kind" not in self.result:   # said by the grader (the record was not answered), not raised by the module
+            return AnswerError(text)
         message = text.removeprefix(f"{kind}:").strip()
         if kind in ("NotImplementedError", "NotSetYet"):
             return NotSetYet(message)
@@ -167,8 +169,8 @@ class Asking:
         inputs = rec.inputs(self.answers.seed, self.exercise)
         got = self.answers.of(self.exercise, rec.name)
         if "cases" not in got:
-            return [Case(args, {"error": got.get("error", _("no answer")), "kind": got.get("kind")})
-                    for args in inputs]
+            said = {k: got[k] for k in ("kind",) if k in got}
+            return [Case(args, {"error": got.get("error", _("no answer")), **said}) for args in inputs]
         cases = got["cases"]
         if got.get("inputs") != _records.digest(inputs) or not isinstance(cases, list) or len(cases) != len(inputs):
             why = _("the answers were given to other inputs than the ones drawn for them")

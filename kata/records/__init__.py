@@ -278,8 +278,8 @@ def ask_all(rec: Record, module, seed: int, exercise: str, keep: bool = False) -
     return found
 
 
-class TimedOut(Exception):
-    """A record (or an import) that did not finish in its time."""
+class TimedOut(BaseException):
+    """A record (or an import) that did not finish in its time (no ``except Exception`` of a case's takes it)."""
 
 
 def _alarm(*_):
@@ -308,6 +308,8 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     ``(name, {"inputs", "cases"} or {"error"})``."""
     found = load(path)
     names = [n for n in found if n not in skip and not found[n].of_source]   # the source is read elsewhere
+    if not names:
+        return   # nothing left to ask: the module is not imported again
     try:
         with timed(2 * RECORD_SECONDS):
             module = importing()

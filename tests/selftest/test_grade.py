@@ -163,7 +163,7 @@ def test_forged_verdicts_on_untouched_stubs_earn_nothing_and_say_forged(graded):
 def test_the_checks_helpers_taken_instead_of_written_earn_nothing(graded):
     _, rows, _ = graded
     assert points(rows, "helpers") == {**dict.fromkeys(NAMES, 0.0), "devices": POINTS["devices"]}, rows["helpers"]
-    assert "forged: model" in rows["helpers"]["status"] and "review:" in rows["helpers"]["status"]
+    assert "review:" in rows["helpers"]["status"], rows["helpers"]["status"]
 
 
 def test_links_to_the_reference_are_refused_and_named(graded):
@@ -369,25 +369,35 @@ def test_a_passed_check_earns_only_when_its_facets_agree():
 
 
 def test_a_fact_resting_on_the_process_is_never_called_forged():
-    """A passed check whose disagreeing fact rests on the graded process (a constant: model.count) earns nothing and
-    reads `not confirmed:`; one resting on the work (model.output's values: model.initial.convolutions) reads
-    `forged:`; and the points that rest on the process are the checks naming a process fact or an observation."""
-    checks = ["tests/test_model.py::test_count", "tests/test_model.py::test_initial", "tests/test_model.py::test_mode"]
-    facets = {checks[0]: ["model.count"], checks[1]: ["model.initial.convolutions"], checks[2]: ["model.output"]}
+    """A passed check whose disagreeing fact rests on the graded process (a constant: checkpoint.file.readable) earns
+    nothing and reads `not confirmed:`; one resting on the work (checkpoint.file.model) reads `forged:`; a check that
+    read records earns what it passed; and the points that rest on the process are the checks naming a process fact,
+    an observation or a record resting on the process."""
+    checks = [f"tests/test_checkpoint.py::test_{n}" for n in ("readable", "model", "observed")]
+    facets = {checks[0]: ["checkpoint.file.readable"], checks[1]: ["checkpoint.file.model"],
+              checks[2]: ["checkpoint.elsewhere"]}
     reference = {"checks": checks,
                  "results": {c: {"outcome": "passed", "audit": {"facets": facets[c]}} for c in checks}}
-    reference["results"][checks[2]]["audit"]["observed"] = "the mode of each forward pass"
+    reference["results"][checks[2]]["audit"]["observed"] = "the fresh process"
+    read = ["tests/test_model.py::test_count", "tests/test_model.py::test_initial"]
+    reference["checks"] += read
+    reference["results"] |= {read[0]: {"outcome": "passed", "records": {"model.built": ["constant", "behaviour"]}},
+                             read[1]: {"outcome": "passed", "records": {"model.initial": ["work"]}}}
     scheme = Scheme.from_reference(reference, [])
-    graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"} for c in checks})
-    s = score(graded, scheme, {"model.count": "yours is 1, the reference's 2", "model.initial.convolutions": None,
-                               "model.output": None})
-    assert list(s.unconfirmed) == [checks[0]] and not s.forged and s.status.startswith("not confirmed: model: ")
-    s = score(graded, scheme, {"model.count": None, "model.initial.convolutions": "other values",
-                               "model.output": None})
-    assert list(s.forged) == [checks[1]] and s.status.startswith("forged: model: model.initial.convolutions")
-    assert scheme.on_the_process(checks[0]) == ["model.count"] and scheme.on_the_process(checks[1]) == []
-    assert scheme.on_the_process(checks[2]) == ["model.output", "the mode of each forward pass"]
-    assert scheme.resting_on_the_process() == 2 * POINTS["model"] / 3
+    assert not scheme.warnings, scheme.warnings
+    graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"}
+                                                                       for c in reference["checks"]})
+    s = score(graded, scheme, {"checkpoint.file.readable": "yours is 1", "checkpoint.file.model": None,
+                               "checkpoint.elsewhere": None})
+    assert list(s.unconfirmed) == [checks[0]] and not s.forged and s.status.startswith("not confirmed: checkpoint: ")
+    assert s.passed["model"] == 2, s.passed
+    s = score(graded, scheme, {"checkpoint.file.readable": None, "checkpoint.file.model": "other values",
+                               "checkpoint.elsewhere": None})
+    assert list(s.forged) == [checks[1]] and s.status.startswith("forged: checkpoint: checkpoint.file.model")
+    assert scheme.on_the_process(checks[0]) == ["checkpoint.file.readable"] and scheme.on_the_process(checks[1]) == []
+    assert scheme.on_the_process(checks[2]) == ["the fresh process"]
+    assert scheme.on_the_process(read[0]) == ["model.built"] and scheme.on_the_process(read[1]) == []
+    assert scheme.resting_on_the_process() == 2 * POINTS["checkpoint"] / 3 + POINTS["model"] / 2
 
 
 def test_kata_grade_refuses_bad_arguments(tmp_path, capsys):
