@@ -384,7 +384,7 @@ def test_a_fact_resting_on_the_process_is_never_called_forged():
     reference["results"] |= {read[0]: {"outcome": "passed", "records": {"model.built": ["constant", "behaviour"]}},
                              read[1]: {"outcome": "passed", "records": {"model.initial": ["work"]}}}
     scheme = Scheme.from_reference(reference, [])
-    assert not scheme.warnings, scheme.warnings
+    assert not [w for w in scheme.warnings if "audit mark" in w], scheme.warnings
     graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"}
                                                                        for c in reference["checks"]})
     s = score(graded, scheme, {"checkpoint.file.readable": "yours is 1", "checkpoint.file.model": None,
