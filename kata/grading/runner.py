@@ -30,6 +30,7 @@ from kata.grading.vetting import review
 from kata.harness import outcomes as outcomes_model
 from kata.i18n import _, say
 from kata.project import locate
+from kata.records.wire import untyped
 
 __all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "outcomes"]
 
@@ -189,32 +190,15 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
 
 
 def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> None:
-    """What each module's source declares, read here (kata/records/declared.py), over anything the sandbox sent under
-    that name; what the source does not fix goes to review."""
-    for exercise in curriculum.names():
-        path = locate().records_of(exercise)
-        if path.is_file():   # the records of the source (kata.records.Record.of_source)
-            for name, found in records.ask_source(exercise, files, graded.seed, path):
-                graded.records.setdefault(exercise, {})[name] = found
-                graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for case in found["cases"]
-                                 for u in _unresolved(case)] if not reference else []
-            continue
-        found = audit.source_record(exercise, files) if not reference else None
-        if found is not None:
-            graded.records.setdefault(exercise, {})[audit.SOURCE_RECORD] = found
-            unresolved = found.get("data", {}).get("unresolved", [])
-            graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
-
-
-def _unresolved(case: dict) -> list[str]:
-    """What a source record's answer could not read (``unresolved``: for the teacher's review)."""
-    from kata.records.wire import untyped
-
-    try:
-        data = untyped(case.get("data"))
-    except Exception:  # noqa: BLE001 - the grader's own reading: nothing to review
-        return []
-    return [str(u) for u in data.get("unresolved", [])] if isinstance(data, dict) else []
+    """What each module's source declares, read here (kata/records/declared.py): the records of the source, never
+    the sandbox's word; what the source does not fix goes to review (a hand-in's, never the reference's)."""
+    for exercise in _reading():
+        for name, found in records.ask_source(exercise, files, graded.seed, locate().records_of(exercise)):
+            graded.records.setdefault(exercise, {})[name] = found
+            for case in [] if reference else found["cases"]:
+                with contextlib.suppress(Exception):   # the grader's own reading: nothing to review where it failed
+                    unresolved = untyped(case["data"])["unresolved"]
+                    graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
 
 
 def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float, read: bool = False) -> None:

@@ -90,7 +90,8 @@ def time_epochs(benchmark, run_epoch, device, images):
 
 @pytest.mark.parametrize("style", ["per-batch sync", "one sync"])
 @pytest.mark.parametrize("device_name", DEVICES)
-def test_epoch_in_memory(benchmark, sync, host_batches, device_name, style):
+def test_epoch_in_memory(benchmark, kata_target, host_batches, device_name, style):
+    sync = kata_target.module("sync")   # the module itself: a benchmark times its code, not its records
     device = torch.device(device_name)
     torch.manual_seed(1)
     model = book_cnn().to(device)
@@ -114,7 +115,8 @@ def test_epoch_in_memory(benchmark, sync, host_batches, device_name, style):
 
 @pytest.mark.parametrize("pin_memory", [False, True], ids=["pageable", "pinned"])
 @pytest.mark.parametrize("num_workers", [0, 2], ids=lambda n: f"workers={n}")
-def test_epoch_through_the_jpeg_pipeline(benchmark, sync, bench_root, num_workers, pin_memory):
+def test_epoch_through_the_jpeg_pipeline(benchmark, kata_target, bench_root, num_workers, pin_memory):
+    sync = kata_target.module("sync")
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if pin_memory and device.type != "cuda":
         pytest.skip("pin_memory only speeds up copies to a CUDA device; there is none here")

@@ -14,8 +14,10 @@ from kata.project import locate
 PACKAGE = locate().root / "kata"
 MAX_LINES = 500
 # kata/grading: a grader on standard tools (bubblewrap, prlimit, pytest's report log), not its own (2000 until #32,
-# which brings each hand-in's sandbox back to its start, checked, and reads every byte from it as hostile input)
-GRADER_LINES = 2400
+# which brings each hand-in's sandbox back to its start, checked, and reads every byte from it as hostile input;
+# 2400 until #33, which carries both ways of checking, records and the audit, until exercise 7 moves to records:
+# its target, once the audit is gone, is 2000)
+GRADER_LINES = 2450
 SUB_PACKAGES = {"harness", "checks", "sim", "data", "commands", "grading"}
 
 
