@@ -182,14 +182,12 @@ class Asking:
 def celeba_of(config) -> Path:
     """The records' CelebA in this run (kata.records.CELEBA): the one the answers read from a file were asked on,
     else one drawn once per run (the ``celeba_root`` the checks share)."""
-    path = config.getoption("kata_records_from", None) if config is not None else None
-    named = RecordsFile(path).celeba if path else None
-    if named is not None:
-        return _records.small_celeba(named)   # drawn here where no record drew it
     if config is None:
         raise RuntimeError("no CelebA outside a run of the checks")
-    if not hasattr(config, "_kata_celeba"):
-        config._kata_celeba = _records.small_celeba(config._tmp_path_factory.mktemp("celeba_root"))
+    if not hasattr(config, "_kata_celeba"):   # found once per run (the answers' file is read once for it)
+        path = config.getoption("kata_records_from", None)
+        named = RecordsFile(path).celeba if path else None
+        config._kata_celeba = _records.small_celeba(named or config._tmp_path_factory.mktemp("celeba_root"))
     return config._kata_celeba
 
 
