@@ -12,8 +12,8 @@ from types import SimpleNamespace
 import torch
 from torch.nn.modules.utils import _pair
 
-from kata.audit.declared import dropouts_problem
 from kata.checks.book import BOOK_LAYERS, BOOK_PARAMETERS, book_cnn
+from kata.checks.declared import dropouts_problem
 from kata.checks.messages import fail_if
 from kata.i18n import N_, _, say
 from kata.records.wire import typed, untyped

@@ -25,9 +25,9 @@ import torch
 from torch import nn
 
 import kata.checks.book
-from kata.audit.declared import losses_problem, optimizers_problem
 from kata.checks import lessons
 from kata.checks.book import book_epoch
+from kata.checks.declared import losses_problem, optimizers_problem
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
 from kata.i18n import N_, _, say

@@ -25,8 +25,9 @@ import math
 from collections import namedtuple
 from pathlib import Path
 
-from kata.audit import BEHAVIOUR, CONSTANT, PROPERTY, Facet, close, project, tensor_values, typed
 from kata.audit._draws import loader, tiny_model
+
+from kata.audit import BEHAVIOUR, CONSTANT, PROPERTY, Facet, close, project, tensor_values, typed
 from kata.audit.payloads import KINDS as PAYLOADS
 from kata.audit.payloads import RunsCode
 from kata.i18n import _, say

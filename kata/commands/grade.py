@@ -16,9 +16,9 @@ HELP = N_("grade a class's submissions (folders or zips), safely, in bulk")
 def add_parser(sub):
     p = sub.add_parser("grade", help=_(HELP),
                        description=_("Grade each submission (a folder holding the exercises' modules, directly or "
-                                   "in exercises/, or a .zip of one) with the pristine checks in a sandbox, each "
-                                   "check's points resting on the audit of the submission's own functions, and "
-                                   "write grades.csv, summary.json, results/NAME.json (Gradescope's format), "
+                                   "in exercises/, or a .zip of one): its functions answer the exercises' records in "
+                                   "a sandbox, the pristine checks read those answers in the grader's own process, "
+                                   "and it writes grades.csv, summary.json, results/NAME.json (Gradescope's format), "
                                    "feedback/NAME.md and logs/NAME.log into --out. It starts by saying which "
                                    "protections are in force."))
     p.add_argument("submissions", nargs="*", metavar="SUBMISSION",
@@ -27,14 +27,11 @@ def add_parser(sub):
     p.add_argument("--jobs", type=positive, default=None, metavar="N",
                    help=_("submissions graded at once (default: one per CPU core)"))
     add_grading_options(p)
-    p.add_argument("--reference", metavar="FILE",
-                   help=_("the reference solutions' run, reused while nothing it depends on changed "
-                          "(default: DIR/reference.json)"))
     p.add_argument("--gradescope-results", metavar="FILE",
                    help=_("also write the (one) submission's results to FILE (what run_autograder uses)"))
     p.add_argument("--no-sandbox", action="store_true",
                    help=_("no sandbox: the graded code runs as you, with your files and the network (trusted code "
-                          "only); the limits and the audit still apply"))
+                          "only); the limits still apply"))
     p.add_argument("--keep", action="store_true", help=_("keep the working folders (for debugging)"))
     p.add_argument("--quiet", action="store_true", help=_("no progress bar"))
     return p
@@ -61,8 +58,7 @@ def run(args) -> int:
         print(_("kata grade: --gradescope-results takes exactly one submission"), file=sys.stderr)
         return 2
     try:
-        grade(args.submissions, args.out, limits, jobs=args.jobs, reference=args.reference,
-              progress=not args.quiet, keep=args.keep,
+        grade(args.submissions, args.out, limits, jobs=args.jobs, progress=not args.quiet, keep=args.keep,
               echo=(lambda *a: None) if args.quiet and results_json else print)
     except GradeError as err:
         print(f"kata grade: {err}", file=sys.stderr)

@@ -14,7 +14,7 @@ copy's git repository too), so the checks and the hints speak Korean.
 The checks'
 helpers (``kata.checks``: the book's CNN and loop that the checks compare
 with) stay, as the checks need them; graded code that calls them earns nothing
-for it (the audit's sandbox does not hold them: kata/grading/sandbox.py), and
+for it (the records' sandbox does not hold them: kata/grading/sandbox.py), and
 the grader's sandboxes hold no solutions. The release refuses to write into an existing non-empty folder.
 """
 

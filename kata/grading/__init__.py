@@ -1,21 +1,18 @@
 """Grading a class: ``kata grade`` and ``kata gradescope``.
 
 A grade must be one a teacher can defend, and one a submission's own process
-cannot talk up. Each check's points rest on two things:
-
-1. **the check passed** in the submission's sandbox (kata/grading/sandbox.py:
-   bubblewrap, limits; kata/grading/server.py, kata/grading/slots.py; each
-   hand-in in a sandbox restored and checked after the one before,
-   kata/grading/leftovers.py), read from pytest's own report log
-   (kata/grading/runner.py), every byte of it as hostile input
-   (kata/grading/hostile.py);
-2. **the audit agrees**: the submission's contract functions, called again on
-   inputs drawn for this hand-in in a sandbox without the checks, gave the
-   reference's answers, and its source declares the reference's settings
-   (kata/audit; compared outside, kata/audit/reference.py). A check that
-   passed while a fact resting on the work or the source disagrees earns
-   nothing and the row says ``forged:``; one resting on the graded process,
-   ``not confirmed:`` (kata/grading/scoring.py).
+cannot talk up. So the submission's process only answers questions: in its
+sandbox (kata/grading/sandbox.py: bubblewrap, limits; kata/grading/server.py,
+kata/grading/slots.py; each hand-in in a sandbox restored and checked after the
+one before, kata/grading/leftovers.py) its functions are asked the exercises'
+records (records/NAME.py) on inputs drawn for this hand-in, and give back data
+(kata/records/wire.py), every byte of it read as hostile input
+(kata/grading/hostile.py); what its source declares is read in the grader. Every
+verdict is computed outside it: the checks run in the grader's own process on
+those answers (kata/grading/runner.py), and a check's points are earned when it
+passes there (kata/grading/scoring.py). A forged answer is an ordinary failing
+check; the points resting on what only the process can report (a constant, a
+shape, a property, a behaviour) are listed as such.
 
 The other modules: intake (taking a hand-in), vetting (notes for review, never
 points), reports, batch (a whole run) and gradescope (the autograder bundle).

@@ -19,7 +19,7 @@ import shlex
 import zipfile
 from pathlib import Path
 
-from kata.audit import texts
+from kata.grading import texts
 from kata.i18n import _, language
 from kata.project import Project, locate
 
@@ -68,12 +68,10 @@ chmod -R go+rX "$ROOT/venv" "$SRC"
 chmod -R go-rwx "$SRC/solutions"
 mkdir -p "$ROOT/grading" && chmod 700 "$ROOT/grading"
 
-# The reference solutions' run, once; run_autograder reuses it while nothing it depends on differs.
+# The reference solutions graded once, to prove the image grades (each submission's run grades them again).
 cd "$SRC"
-KATA_HOME="$SRC" "$ROOT/venv/bin/python" -m kata grade --out "$ROOT/reference-run" --quiet \
-    --reference "$ROOT/source/reference.json" __OPTIONS__ \
-  || echo "setup.sh: the reference run failed; run_autograder will redo it for each submission" >&2
-chmod 600 "$ROOT/source/reference.json" 2>/dev/null || true
+KATA_HOME="$SRC" "$ROOT/venv/bin/python" -m kata grade --out "$ROOT/reference-run" --quiet __OPTIONS__ \
+  || echo "setup.sh: the reference solutions could not be graded here: see the output above" >&2
 """
 
 RUN_AUTOGRADER = r"""#!/usr/bin/env bash
@@ -92,7 +90,7 @@ chmod 700 "$ROOT/grading" 2>/dev/null || true
 rm -f "$RESULTS"
 # The bundle's own kata: `python -m` from its folder puts it first on sys.path, and KATA_HOME finds its checks.
 (cd "$SRC" && KATA_HOME="$SRC" "$PY" -m kata grade "$ROOT/submission" --out "$ROOT/grading" --jobs 1 --quiet \
-    --reference "$ROOT/source/reference.json" --gradescope-results "$RESULTS" __OPTIONS__)
+    --gradescope-results "$RESULTS" __OPTIONS__)
 status=$?
 if [ ! -s "$RESULTS" ]; then
   why="The autograder failed before it could grade this submission (exit status $status)."

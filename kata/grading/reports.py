@@ -1,8 +1,7 @@
 """What ``kata grade`` writes: grades.csv, summary.json, results/ (Gradescope), feedback/, logs/.
 
 What a student sees (feedback/NAME.md, results/NAME.json) is built from what
-the sandbox could see: the checks' messages, the curriculum's hints, and what
-the audit found of their own functions.
+their code could see: the checks' messages and the curriculum's hints.
 """
 
 from __future__ import annotations
@@ -17,8 +16,8 @@ import textwrap
 from pathlib import Path
 
 from kata import curriculum
-from kata.audit import texts
 from kata.files import atomic_write, write_json
+from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
 from kata.grading.scoring import Scheme, Score, check_name, percent
 from kata.harness import outcomes
@@ -56,23 +55,15 @@ def feedback_markdown(graded: Graded, s: Score, scheme: Scheme) -> str:
 def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.Exercise) -> list[str]:
     mine = [c for c in scheme.checks if exercise_name(c) == ex.name]
     failing = [c for c in mine if scheme.weight[c] > 0 and graded.results.get(c, {}).get("outcome") != "passed"]
-    forged = [c for c in mine if c in s.forged]
-    unconfirmed = [c for c in mine if c in s.unconfirmed]
     heading = f"## {ex.label}: {_(ex.title)}"
     if not scheme.max[ex.name]:
         return [heading, "", _("Not graded here: none of its checks runs on this machine."), ""]
     lines = [heading, "", say("{earned:.2f} / {max:g}: {passed} of {counted} checks count.",
                               earned=s.exercises[ex.name], max=scheme.max[ex.name], passed=s.passed[ex.name],
                               counted=s.counted[ex.name])]
-    observed = sorted({_(fact) for c in mine if scheme.weight[c] > 0 for fact in scheme.on_the_process(c)})
+    observed = sorted({fact for c in mine if scheme.weight[c] > 0 for fact in scheme.on_the_process(c)})
     if observed:
         lines += ["", say(texts.OBSERVED, observed="; ".join(observed))]
-    if forged:
-        lines += ["", _(texts.DISAGREED), ""]
-        lines += [f"- `{check_name(c)}`: {'; '.join(s.forged[c])}" for c in forged]
-    if unconfirmed:
-        lines += ["", _(texts.UNCONFIRMED_TEXT), ""]
-        lines += [f"- `{check_name(c)}`: {'; '.join(s.unconfirmed[c])}" for c in unconfirmed]
     if not failing:
         return lines + [""]
     lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(_hint(ex), "> ", lambda _: True),
@@ -96,10 +87,8 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
             test = {"name": f"{ex.label}: {check_name(c)}", "number": f"{ex.number}.{k}", "visibility": "visible",
                     "tags": [ex.name]}
             if w > 0:
-                disagreed = s.forged.get(c) or s.unconfirmed.get(c)
-                ok = r.get("outcome") == "passed" and not disagreed
-                output = "" if ok else say("the audit disagreed: {facets}", facets="; ".join(disagreed)) \
-                    if disagreed else r.get("message") or r.get("outcome", "failed")
+                ok = r.get("outcome") == "passed"
+                output = "" if ok else r.get("message") or r.get("outcome", "failed")
                 test.update(score=round(w, 4) if ok else 0.0, max_score=round(w, 4),
                             status="passed" if ok else "failed", output=output)
             else:
@@ -114,8 +103,6 @@ def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
     head = [f"submission: {graded.name} ({graded.path})", f"modules taken: {', '.join(graded.found) or 'none'}",
             f"status: {s.status}", f"limits: {limits.describe()}", *[f"protection: {p}" for p in protections],
             *[f"review: {n}" for n in graded.notes],
-            *[f"forged: {check_name(c)}: {'; '.join(f)}" for c, f in s.forged.items()],
-            *[f"not confirmed: {check_name(c)}: {'; '.join(f)}" for c, f in s.unconfirmed.items()],
             f"seconds: {graded.seconds:.1f}", ""]
     return "\n".join(head + graded.log) + "\n"
 
@@ -180,7 +167,7 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "max": {n: scheme.max[n] for n in names}, "total": scheme.total,
         "submissions": {s.name: {"exercises": {n: round(s.exercises[n] + 0.0, 2) for n in names},
                                  "total": round(s.total + 0.0, 2), "percent": percent(s.total, scheme.total),
-                                 "status": s.status, "forged": s.forged, "not_confirmed": s.unconfirmed,
+                                 "status": s.status,
                                  "review": g.notes, "path": str(g.path)}
                         for g, s in zip(graded, scores)},
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,

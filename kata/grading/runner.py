@@ -1,28 +1,27 @@
-"""Grading one submission in its job's two sandboxes: its records, then the checks.
+"""Grading one submission: its records in its sandbox, then the checks on their answers, in the grader's process.
 
-The records come first, from the ``records`` server: a sandbox without the checks or their helpers,
-where each exercise's records (records/NAME.py, kata/records; the audit's, kata/audit, for an exercise
-not yet in that shape) are asked of the hand-in, on inputs drawn from its own seed. Then the checks run
-in the ``checks`` server under pytest, which writes each outcome to its report log (pytest-reportlog):
-an exercise with records is checked on its answers alone (``--records-from``, in a request that holds
-none of the hand-in's code: its lies can't reach the verdict), the others beside its code. The grader
-reads only that file, never the process's word. When a child dies or hangs (``os._exit``, a crash, the
-memory ceiling, a stuck check), what was running is failed with the reason and a fresh child does the
-rest; an exercise that ends its child twice has the rest of its checks failed without running them.
-Nothing here decides points (kata/grading/scoring.py).
+The records come first, from the ``records`` server: a sandbox without the checks or their helpers, where
+each exercise's records (records/NAME.py, kata/records) are asked of the hand-in, on inputs drawn from its own
+seed; a record that needs no running code (what the source declares) is read here. Then the checks run in the
+``verdicts`` server, the grader's own process, which never holds any of the hand-in's code, under pytest
+reading those answers (``--records-from``) and writing each outcome to its report log (pytest-reportlog): its
+lies can't reach the verdict. When the records' child dies or hangs (``os._exit``, a crash, the memory
+ceiling, an endless record), what was being asked fails with the reason and a fresh child asks the rest; an
+exercise that ends its child twice has the rest of its records failed without asking them. Nothing here
+decides points (kata/grading/scoring.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import secrets
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata import audit, curriculum, records
-from kata.audit import texts
-from kata.grading import hostile
+from kata import curriculum, records
+from kata.grading import hostile, texts
 from kata.grading.intake import Submission, take
 from kata.grading.sandbox import Limits
 from kata.grading.slots import Answer, Slot
@@ -32,11 +31,16 @@ from kata.i18n import _, say
 from kata.project import locate
 from kata.records.wire import untyped
 
-__all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "outcomes"]
+__all__ = ["Graded", "Job", "MAX_ROUNDS", "exercise_name", "grade_submission", "new_seed", "outcomes"]
 
-MAX_ROUNDS = 8       # children per submission and role at most
-MAX_STRIKES = 2      # children one exercise may end before the rest of its checks are not run
-START = 180.0        # seconds a checks child may take before its first report line (collection, imports)
+MAX_ROUNDS = 8       # records' children per submission at most
+MAX_STRIKES = 2      # children one exercise may end before the rest of its records are not asked
+START = 180.0        # seconds the checks' child may take before its first report line (collection, imports)
+
+
+def new_seed() -> int:
+    """A seed no submission can know before its run."""
+    return secrets.randbits(48)
 
 
 def exercise_name(nodeid: str) -> str | None:
@@ -53,7 +57,7 @@ class Graded:
     found: list[str] = field(default_factory=list)          # the exercise modules taken
     problems: list[str] = field(default_factory=list)       # what was refused, cut short or went wrong
     notes: list[str] = field(default_factory=list)          # for the teacher's review (kata/grading/vetting.py)
-    results: dict[str, dict] = field(default_factory=dict)  # nodeid -> {outcome, message, cause, audit, records}
+    results: dict[str, dict] = field(default_factory=dict)  # nodeid -> {outcome, message, cause, records}
     records: dict[str, dict] = field(default_factory=dict)  # exercise -> record -> {"data"} or {"error"}
     log: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -68,10 +72,9 @@ class Job:
     """One job's two servers, and what every submission's run shares."""
 
     records: Slot
-    checks: Slot
+    verdicts: Slot
     limits: Limits
-    seed: int
-    pytest_args: list[str]        # pytest's options; the checks, the target and the report log are added here
+    pytest_args: list[str]        # pytest's arguments for the checks of one hand-in's answers
     order: list[str] = field(default_factory=list)   # every check, in the order pytest runs them (the reference's)
 
 
@@ -89,10 +92,9 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
                     reports.append(report)
                     phases[report["nodeid"], str(report.get("when"))] += 1
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
-    marks, read = {}, {}
+    read = {}
     for r in reports:
         pairs = [p for p in r.get("user_properties") or [] if isinstance(p, list) and len(p) == 2]
-        marks.setdefault(r["nodeid"], dict(pairs).get("kata_audit"))
         for key, value in pairs:   # the records a check read: ["exercise.record", [rests]]
             if key == "kata_record" and isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
                     and isinstance(value[1], list):
@@ -102,22 +104,21 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
     except Exception:  # noqa: BLE001 - a log the submission wrote itself: read no further
         found = []
     results = {r.nodeid: {"outcome": "failed" if r.outcome == "todo" else r.outcome, "todo": r.outcome == "todo",
-                          "message": r.message, "cause": r.cause, "audit": marks.get(r.nodeid),
-                   "records": read.get(r.nodeid, {})}
+                          "message": r.message, "cause": r.cause, "records": read.get(r.nodeid, {})}
                for r in found if r.nodeid in done}
     for (nodeid, when), n in phases.items():
         if n > 1:
-            results[nodeid] = {"outcome": "failed", "todo": False, "cause": "twice", "audit": marks.get(nodeid),
+            results[nodeid] = {"outcome": "failed", "todo": False, "cause": "twice",
                                "message": say("the report log holds this check's {when} {n} times: the grader "
                                               "takes none of them", when=when, n=n)}
     return results, finished
 
 
-def _why(answer: Answer, limits: Limits, record: bool) -> str:
+def _why(answer: Answer, limits: Limits, record: bool = True) -> str:
     if answer.end == "memory":
         return say("ran out of memory ({mb:,} MB for all of the submission's processes)", mb=limits.memory_mb)
     if answer.end == "quiet":
-        return say(texts.QUIET[record], s=limits.test_timeout)
+        return say(texts.QUIET[record], s=records.RECORD_SECONDS if record else limits.test_timeout)
     if answer.end == "lost" or answer.why:
         return answer.why
     if answer.disk_full:
@@ -137,19 +138,12 @@ def _log(graded: Graded, role: str, answer: Answer) -> None:
 
 
 def _asked(exercise: str) -> list[str]:
-    """The records asked of an exercise in the sandbox: those its checks read (kata/records), else the audit's."""
-    path = locate().records_of(exercise)
-    return [n for n, r in records.load(path).items() if not r.of_source] if path.is_file() else audit.records(exercise)
+    """The records asked of an exercise in the sandbox (those of the source are read here)."""
+    return [n for n, r in records.load(locate().records_of(exercise)).items() if not r.of_source]
 
 
-def _reading() -> list[str]:
-    """The exercises whose checks read records: checked outside the hand-in's sandbox, on its answers."""
-    return [ex for ex in curriculum.names() if locate().records_of(ex).is_file()]
-
-
-def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, reference: bool = False) -> None:
-    order = [(ex, name) for ex in curriculum.names() for name in _asked(ex)
-             if not reference or ex in _reading()]   # the reference's audit records are made in the grader
+def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -> None:
+    order = [(ex, name) for ex in curriculum.names() for name in _asked(ex)]
     strikes = Counter()
     for _round in range(MAX_ROUNDS):
         left = deadline - time.monotonic()
@@ -157,10 +151,9 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
             graded.timed_out = True
             return
         skip = [f"{ex}/{n}" for ex, names in graded.records.items() for n in names]
-        skip += [f"{ex}/{n}" for ex in curriculum.names() for n in _asked(ex) if (ex, n) not in order]
-        answer = job.records.ask({"files": files, "seed": graded.seed, "shared": job.seed, "skip": skip, "wall": left,
-                                  "quiet": audit.RECORD_SECONDS + 15, "start": audit.RECORD_SECONDS}, left + 60)
-        _log(graded, "the audit's records", answer)
+        answer = job.records.ask({"files": files, "seed": graded.seed, "skip": skip, "wall": left,
+                                  "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
+        _log(graded, "the records", answer)
         seen = {(ex, n) for ex, names in graded.records.items() for n in names}
         for line in answer.report.splitlines():
             try:
@@ -179,8 +172,8 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
         strikes[exercise] += 1
         if strikes[exercise] == 1:
             graded.problems.append(say("the process asking its records stopped in {exercise}: {why}; the rest was "
-                                       "asked in a fresh one", exercise=exercise, why=_why(answer, job.limits, True)))
-        error = {"error": say("the audit's process {why}", why=_why(answer, job.limits, True))}
+                                       "asked in a fresh one", exercise=exercise, why=_why(answer, job.limits)))
+        error = {"error": say("the process asking the records {why}", why=_why(answer, job.limits))}
         for ex, n in pending if strikes[exercise] >= MAX_STRIKES else pending[:1]:
             if ex == exercise:   # twice in one exercise (its import?): the rest of it is not asked again
                 graded.records.setdefault(ex, {})[n] = error
@@ -192,7 +185,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float, r
 def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> None:
     """What each module's source declares, read here (kata/records/declared.py): the records of the source, never
     the sandbox's word; what the source does not fix goes to review (a hand-in's, never the reference's)."""
-    for exercise in _reading():
+    for exercise in curriculum.names():
         for name, found in records.ask_source(exercise, files, graded.seed, locate().records_of(exercise)):
             graded.records.setdefault(exercise, {})[name] = found
             for case in [] if reference else found["cases"]:
@@ -201,76 +194,45 @@ def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> 
                     graded.notes += [say(texts.REVIEW_SOURCE, unresolved=u) for u in unresolved]
 
 
-def _checks(job: Job, graded: Graded, files: dict[str, str], deadline: float, read: bool = False) -> None:
-    """The checks of the exercises that call the hand-in's code, in its sandbox; or (``read``) those that read
-    its records' answers, in a sandbox without any of its code."""
-    limits, strikes = job.limits, Counter()
-    exercises = set(_reading()) if read else set(curriculum.names()) - set(_reading())
-    checks = [str(locate().checks_of(ex)) for ex in curriculum.names() if ex in exercises
-              and locate().checks_of(ex).is_file()]
-    if not checks:
+def _verdicts(job: Job, graded: Graded, deadline: float) -> None:
+    """Every check, on the records' answers, in the grader's own process (it holds none of the hand-in's code);
+    what did not run there fails with the reason (scoring.finish)."""
+    left = deadline - time.monotonic()
+    if left < 1:
+        graded.timed_out = True
         return
-    args = [*checks, *job.pytest_args, "--target", "{work}/exercises", "--report-log", "{work}/out/report.jsonl"]
-    more = {}
-    if read:
-        args += ["--records-from", "{work}/records.json"]
-        more = {"records": {"seed": graded.seed, "celeba": records.DATA,
-                            "records": {ex: graded.records.get(ex, {}) for ex in exercises}}}
-        files = {}
-    order = [c for c in job.order if exercise_name(c) in exercises]
-    for _round in range(MAX_ROUNDS):
-        left = deadline - time.monotonic()
-        if left < 1:
-            graded.timed_out = True
-            return
-        skip = [f"--deselect={nodeid}" for nodeid in graded.results if exercise_name(nodeid) in exercises]
-        answer = job.checks.ask({"files": files, "args": args + skip, "wall": left, **more,
-                                 "quiet": limits.test_timeout + 15, "start": START}, left + 60)
-        _log(graded, "the checks of the records' answers" if read else "the checks", answer)
-        new, finished = outcomes(answer.report)
-        graded.results.update({c: r for c, r in new.items() if exercise_name(c) in exercises})
-        pending = [c for c in order if c not in graded.results]
-        if finished or not pending or (not order and answer.end == "exit"):
-            return
-        running = pending[0]
-        exercise = exercise_name(running)
-        strikes[exercise] += 1
-        graded.results[running] = {"outcome": "failed", "cause": "ended", "audit": None, "message": say(
-            "the test process {why} during this check; the checks after it ran in a fresh one",
-            why=_why(answer, limits, False))}
-        if strikes[exercise] >= MAX_STRIKES:
-            for c in pending[1:]:
-                if exercise_name(c) == exercise:
-                    graded.results[c] = {"outcome": "not run", "cause": "struck", "audit": None, "message": say(
-                        "not run: the checks of '{exercise}' ended the test process {n} times", exercise=exercise,
-                        n=strikes[exercise])}
-        if answer.end == "wall":
-            graded.timed_out = True
-            return
+    answers = {"seed": graded.seed, "celeba": records.DATA, "records": graded.records}
+    answer = job.verdicts.ask({"files": {}, "records": answers, "args": job.pytest_args, "wall": left,
+                               "quiet": job.limits.test_timeout + 15, "start": START}, left + 60)
+    _log(graded, "the checks of the records' answers", answer)
+    graded.results.update(outcomes(answer.report)[0])
+    if answer.end != "exit" and any(c not in graded.results for c in job.order):
+        graded.problems.append(say("the checks of its answers stopped: the test process {why}",
+                                   why=_why(answer, job.limits, False)))
+        graded.timed_out = graded.timed_out or answer.end == "wall"
 
 
 def grade_submission(job: Job, sub: Submission, timeout: float | None = None, reference: bool = False,
                      seed: int | None = None) -> Graded:
-    """Take, note, make the records of (drawn from ``seed``, by default the job's) and check one submission.
+    """Take, note, ask the records of (drawn from ``seed``, by default a new one) and check one submission.
     Whatever goes wrong in the grader while it does is this submission's row, never an exception out of here."""
     start = time.monotonic()
-    graded = Graded(sub.name, sub.path, seed=job.seed if seed is None else seed)
+    graded = Graded(sub.name, sub.path, seed=new_seed() if seed is None else seed)
     try:
         taken = take(sub.path, trusted=reference)
         graded.found, graded.problems = taken.modules, list(taken.problems)
         graded.notes = [] if reference else review(taken.files)
         if graded.found:
             deadline = start + (timeout or job.limits.timeout)
-            _records(job, graded, taken.files, deadline, reference)
+            _records(job, graded, taken.files, deadline)
             _sources(graded, taken.files, reference)
-            _checks(job, graded, taken.files, deadline)
-            _checks(job, graded, taken.files, deadline, read=True)
+            _verdicts(job, graded, deadline)
     except Exception as exc:  # noqa: BLE001 - the grader's failure on one hand-in is that hand-in's row
         why = say("the grader could not read its report: {kind}: {error}", kind=type(exc).__name__,
                   error=str(exc)[:300])
         graded.problems.append(why)
         graded.log.append(f"--- {why}")
         job.records.stop()   # and the next hand-in starts with fresh servers
-        job.checks.stop()
+        job.verdicts.stop()
     graded.seconds = time.monotonic() - start
     return graded

@@ -3,13 +3,12 @@
 Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed, with maintained tools:
 
 * **bubblewrap** (``bwrap``) where it works: as root, and as an ordinary user
-  (unprivileged user namespaces). Each job gets one sandbox per role
-  (kata/grading/server.py): no network, its own PID, IPC and UTS namespaces
-  (a host name as random as a container's), the system, Python and the kata
-  read-only, and a fresh size-capped job folder, ``/tmp`` and ``/dev/shm``.
-  The reference solutions, the grader's files, homes and other submissions
-  are not in it; neither are the checks, their helpers (``kata/checks``) or
-  the kata's own tests in the sandbox that makes the audit's records.
+  (unprivileged user namespaces). Each job gets one sandbox, where its
+  records' server runs (kata/grading/server.py): no network, its own PID, IPC
+  and UTS namespaces (a host name as random as a container's), the system,
+  Python and the kata read-only, and a fresh size-capped job folder, ``/tmp``
+  and ``/dev/shm``. The reference solutions, the grader's files, homes, other
+  submissions, the checks and their helpers (``kata/checks``) are not in it.
 * where bubblewrap is refused (a container without user namespaces, as on
   Gradescope) and the grader is root: each job runs as an unprivileged user
   of its own (uids from 61000), in a folder of its own; the file system and
@@ -35,7 +34,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata.audit import texts
+from kata.grading import texts
 from kata.i18n import _, language, say
 from kata.project import Project
 
@@ -66,7 +65,7 @@ class Limits:
 
 @dataclass
 class Roots:
-    """Where a sandbox's read-only files come from: the checkout, and the audit's data (a small CelebA)."""
+    """Where a sandbox's read-only files come from: the checkout, and the run's data (the records' CelebA)."""
 
     project: Project
     data: Path
@@ -100,17 +99,17 @@ class Plan:
                    f"--data={limits.memory_mb << 20}", f"--cpu={cpu}"]
         prefix = [shutil.which("prlimit") or "prlimit", *prlimit, "--"]
         if self.kind == "bubblewrap":
-            return prefix + [self.bwrap, *_bwrap_args(role, roots, limits, self.root, threads), "--", *python]
+            return prefix + [self.bwrap, *_bwrap_args(roots, limits, self.root, threads), "--", *python]
         if self.kind == "user":
-            uid = str(uid_of(role, slot))
+            uid = str(uid_of(slot))
             return prefix + ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
                              "--", "env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
         return prefix + ["env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
 
 
-def uid_of(role: str, slot: int) -> int:
-    """A user of its own per server (a server ends every process of its user after each request)."""
-    return UID_BASE + 2 * slot + (role == "checks")
+def uid_of(slot: int) -> int:
+    """A user of its own per sandbox (its server ends every process of its user after each request)."""
+    return UID_BASE + slot
 
 
 def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
@@ -120,7 +119,7 @@ def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
               "HOME": f"{work}/home", "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
               "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/home/.matplotlib", "XDG_CACHE_HOME": f"{work}/home/.cache",
               "TORCH_HOME": f"{work}/home/.torch", "KATA_HOME": str(roots.project.root),
-              "KATA_WORK": work, "KATA_AUDIT_DATA": str(roots.data), "OMP_NUM_THREADS": str(threads),
+              "KATA_WORK": work, "KATA_DATA": str(roots.data), "OMP_NUM_THREADS": str(threads),
               "MKL_NUM_THREADS": str(threads), "NO_COLOR": "1", "COLUMNS": "100", "PYTHONDONTWRITEBYTECODE": "1",
               "PYTORCH_NVML_BASED_CUDA_CHECK": "1", "USER": _user(), "LOGNAME": _user(),
               "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent),
@@ -156,11 +155,10 @@ def _outermost(paths: list[Path]) -> list[Path]:
     return keep
 
 
-def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
+def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
     """bubblewrap's options for one server (see the module's docstring)."""
     import kata
 
-    project = roots.project.root
     size = str(limits.disk_mb << 20)
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL", "--hostname", secrets.token_hex(6), "--clearenv", "--proc", "/proc", "--dev", "/dev",
@@ -171,11 +169,7 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
     for pair in _env(WORK, roots, threads, list, "bubblewrap"):
         args += ["--setenv", *pair]
     ro = [d for d in _python_dirs() if not d.is_relative_to("/usr")] + [Path(kata.__file__).resolve().parent]
-    if role == "checks":
-        ro += [roots.project.checks, roots.project.records, roots.project.exercises, project / "pyproject.toml",
-               project / "conftest.py"]
-    else:
-        ro += [roots.data, roots.project.records]
+    ro += [roots.data, roots.project.records]
     binds = [("--ro-bind", Path("/usr"))] + [("--ro-bind", p) for p in _outermost([p for p in ro if p.exists()])]
     binds += [("--ro-bind", Path("/etc") / n) for n in ETC_FILES if (Path("/etc") / n).exists()]
     gpus = [d for d in sorted(Path("/dev").glob("nvidia*")) if d.exists()]
@@ -194,11 +188,9 @@ def _bwrap_args(role: str, roots: Roots, limits: Limits, root: bool, threads: in
                 args += ["--perms", "0755", "--dir", str(parent)]
     for kind, path in binds:
         args += [kind, str(path), str(path)]
-    hidden = [Path(kata.__file__).resolve().parent / "checks"] if role == "records" else [roots.project.checks /
-                                                                                         "selftest"]
-    for path in hidden:
-        if path.is_dir():
-            args += ["--tmpfs", str(path)]
+    hidden = Path(kata.__file__).resolve().parent / "checks"
+    if hidden.is_dir():
+        args += ["--tmpfs", str(hidden)]
     return args + ["--chdir", WORK]
 
 
@@ -215,7 +207,7 @@ def _cgroups() -> tuple[str | None, str]:
 def _trial(plan: Plan, roots: Roots) -> str:
     """'' when a server's sandbox starts here, else what went wrong (one line)."""
     argv = plan.command("records", roots, Limits(), 0, Path("/tmp"), 1)
-    probe = argv[:argv.index("-m")] + ["-c", "import kata.audit, sys; sys.exit(0)"]
+    probe = argv[:argv.index("-m")] + ["-c", "import kata.records, sys; sys.exit(0)"]
     try:
         run = subprocess.run(probe, capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired) as err:

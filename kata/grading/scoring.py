@@ -1,46 +1,26 @@
-"""Points: each check's weight and facets, from the reference's run, and each submission's score.
+"""Points: each check's weight, from the reference's run, and each submission's score.
 
-The reference solutions are checked first, in the same sandbox and with the
-same options (kata/grading/batch.py). That run lists the checks and fixes
-each one's weight: exercise X's points (kata/curriculum.toml) are shared
-equally among X's checks that the reference passes here; a check it skips (a
-slow check without ``--slow``) or fails carries none, with a warning for a
-failure. It also says what each check rests on (its ``audit`` mark): the
-facets of the audit (kata/audit) its verdict implies, and what only the
-running process observed.
-
-A check that reads records (an exercise with records/NAME.py) ran on the
-hand-in's answers, without its code: it earns its weight when it passed. Any
-other check earns it when it passed in the hand-in's sandbox **and** each of
-the check's facets agrees with the reference (the audit's records, compared
-outside the sandbox). A check that passed but whose facet
-disagrees earns nothing. Where that facet rests on the work (the function's
-answer on inputs drawn for this hand-in) or on the source, honest code can't
-pass the check and disagree: the row's status says ``forged:``, with the
-exercise and what disagreed. Where it rests on the graded process (a constant,
-a shape, a property, a behaviour: kata.audit.PROCESS), it says ``not
-confirmed:``, which accuses nobody. The points whose checks rest on the
-process (such a facet or record, or what only the process observed) are listed as such.
-Review notes never change points.
+The reference solutions are graded first, as a hand-in is (kata/grading/batch.py). That run lists the checks
+and fixes each one's weight: exercise X's points (kata/curriculum.toml) are shared equally among X's checks that
+the reference passes here; a check it skips (a slow check without ``--slow``, an accelerator's without one) or
+fails carries none, with a warning for a failure. A check earns its weight when it passed on the hand-in's
+answers, in the grader's own process (kata/grading/runner.py): a forged answer is an ordinary failing check.
+Each check's report names the records it read and what their answers rest on (kata.records.RESTS): the points
+whose checks read an answer resting on the graded process (a constant, a shape, a property, a behaviour:
+kata.records.PROCESS) are listed as such. Review notes never change points.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cache
 
-from kata import audit, curriculum
-from kata.audit import texts
+from kata import curriculum, records
+from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
 from kata.i18n import _, say
 
 __all__ = ["Scheme", "Score", "check_name", "finish", "percent", "score", "status_of"]
-
-
-@cache
-def _every_facet() -> dict[str, audit.Facet]:
-    return {name: f for ex in curriculum.names() for name, f in audit.facets(ex).items()}
 
 
 def check_name(nodeid: str) -> str:
@@ -63,32 +43,24 @@ class Scheme:
     checks: list[str]
     weight: dict[str, float]
     unweighted: dict[str, str]            # nodeid -> why it carries no points
-    facets: dict[str, list[str]]          # nodeid -> the audit's facets its verdict implies
-    observed: dict[str, str]              # nodeid -> what only the running process saw ('' if nothing)
     read: dict[str, dict[str, list[str]]]   # nodeid -> the records it read ("exercise.record" -> what they rest on)
     max: dict[str, float]
     warnings: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_reference(cls, reference: dict, unavailable: list[str]) -> Scheme:
-        checks = [c for c in reference["checks"] if exercise_name(c) is not None]
-        results = reference["results"]
-        scheme = cls(checks, {}, {}, {}, {}, {}, {})
+    def from_reference(cls, results: dict[str, dict]) -> Scheme:
+        checks = [c for c in results if exercise_name(c) is not None]
+        scheme = cls(checks, {}, {}, {}, {})
         for ex in curriculum.exercises():
             mine = [c for c in checks if exercise_name(c) == ex.name]
             counted = [c for c in mine if results.get(c, {}).get("outcome") == "passed"]
             for c in mine:
                 r = results.get(c, {})
-                marks = r.get("audit") or {}
-                scheme.facets[c] = [f for f in marks.get("facets", []) if f not in unavailable]
-                scheme.observed[c] = marks.get("observed", "")
                 scheme.read[c] = r.get("records") or {}
                 scheme.weight[c] = ex.points / len(counted) if c in counted else 0.0
                 if c in counted:
-                    if not marks and not scheme.read[c]:
-                        scheme.warnings.append(say("{check} has no audit mark: its points rest on the sandbox's report",
-                                                   check=c))
-                elif r.get("outcome") == "skipped":
+                    continue
+                if r.get("outcome") == "skipped":
                     scheme.unweighted[c] = say("skipped here ({why})", why=r.get("message") or _("no reason given"))
                 else:
                     scheme.unweighted[c] = _("the reference solutions do not pass it here")
@@ -105,12 +77,8 @@ class Scheme:
         return math.fsum(self.max.values())
 
     def on_the_process(self, nodeid: str) -> list[str]:
-        """What of check ``nodeid`` rests on the graded process: its process facts (by name) and what only the
-        running process observed (in words, translated where shown)."""
-        every = _every_facet()
-        found = [name for name in self.facets.get(nodeid, []) if name in every and every[name].rests in audit.PROCESS]
-        found += [name for name, rests in self.read.get(nodeid, {}).items() if set(rests) & set(audit.PROCESS)]
-        return found + ([self.observed[nodeid]] if self.observed.get(nodeid) else [])
+        """The records check ``nodeid`` read whose answers rest, at least in part, on the graded process."""
+        return [name for name, rests in self.read.get(nodeid, {}).items() if set(rests) & set(records.PROCESS)]
 
     def resting_on_the_process(self) -> float:
         """The points whose checks rest, at least in part, on the graded process."""
@@ -125,48 +93,20 @@ class Score:
     counted: dict[str, int]
     total: float
     status: str
-    forged: dict[str, list[str]]          # nodeid -> the work or source facets that disagreed (what, in words)
-    unconfirmed: dict[str, list[str]] = field(default_factory=dict)   # nodeid -> its process facets that did
 
 
-def score(graded: Graded, scheme: Scheme, verdicts: dict[str, str | None]) -> Score:
-    exercises, passed, counted, forged, unconfirmed = {}, {}, {}, {}, {}
-    rests = {name: f.rests for name, f in _every_facet().items()}
+def score(graded: Graded, scheme: Scheme) -> Score:
+    exercises, passed, counted = {}, {}, {}
     for name in curriculum.names():
         mine = [c for c in scheme.checks if exercise_name(c) == name and scheme.weight[c] > 0]
-        earned = []
-        for c in mine:
-            if graded.results.get(c, {}).get("outcome") != "passed":
-                continue
-            disagreed = [f for f in scheme.facets[c] if f not in verdicts or verdicts[f] is not None
-                         and not verdicts[f].startswith("unavailable")]   # the reference's record failed: not judged
-            said = {f: f + ": " + (verdicts.get(f) or _("no verdict")) for f in disagreed}
-            # honest code can't pass a check and disagree on a work or source fact: that alone is called forged
-            contradicted = [said[f] for f in disagreed if rests.get(f) not in audit.PROCESS]
-            if contradicted:
-                forged[c] = contradicted
-            elif disagreed:
-                unconfirmed[c] = list(said.values())
-            else:
-                earned.append(c)
+        earned = [c for c in mine if graded.results.get(c, {}).get("outcome") == "passed"]
         exercises[name] = math.fsum(scheme.weight[c] for c in earned)
         passed[name], counted[name] = len(earned), len(mine)
-    return Score(graded.name, exercises, passed, counted, math.fsum(exercises.values()),
-                 status_of(graded, forged, unconfirmed), forged, unconfirmed)
+    return Score(graded.name, exercises, passed, counted, math.fsum(exercises.values()), status_of(graded))
 
 
-def _by_exercise(found: dict[str, list[str]], said: tuple[str, str]) -> list[str]:
-    by_exercise: dict[str, list[str]] = {}
-    for nodeid, facets in found.items():
-        by_exercise.setdefault(exercise_name(nodeid), []).extend(facets)
-    return [say(said[len(unique) > 1], exercise=exercise, facet=unique[0], more=len(unique) - 1)
-            for exercise, facets in by_exercise.items() for unique in [list(dict.fromkeys(facets))]]
-
-
-def status_of(graded: Graded, forged: dict[str, list[str]], unconfirmed: dict[str, list[str]] | None = None) -> str:
-    """'ok', or what happened, in plain words: 'forged: ...' first, then 'not confirmed: ...', then what went
-    wrong, then 'review: ...'."""
-    parts = _by_exercise(forged, texts.FORGED) + _by_exercise(unconfirmed or {}, texts.UNCONFIRMED)
+def status_of(graded: Graded) -> str:
+    """'ok', or what happened, in plain words: what went wrong, then 'review: ...'."""
     notes = list(graded.problems)
     names = curriculum.names()
     if not graded.found:
@@ -181,15 +121,12 @@ def status_of(graded: Graded, forged: dict[str, list[str]], unconfirmed: dict[st
     if graded.timed_out:
         left = sum(r.get("outcome") == "not run" for r in graded.results.values())
         notes.append(say(texts.TIMED_OUT[left != 1], n=left))
-    ended = sum(r.get("cause") == "ended" for r in graded.results.values())
-    if ended:
-        notes.append(say(texts.ENDED[ended != 1], n=ended))
     if graded.disk_full:
         notes.append(_("filled its disk"))
     if graded.output_bytes > 1 << 20:
         notes.append(say("printed {mb:,.1f} MB of output (the log keeps its start and end)",
                          mb=graded.output_bytes / 2**20))
-    parts += notes
+    parts = notes
     if graded.notes:
         parts.append(say(texts.REVIEW[len(graded.notes) > 1], note=graded.notes[0], more=len(graded.notes) - 1))
     return "; ".join(parts) if parts else "ok"
@@ -207,4 +144,4 @@ def finish(graded: Graded, checks: list[str], timeout: float) -> None:
             why = say("not run: the submission's time limit ({timeout:g} s) ran out before this check", timeout=timeout)
         else:
             why = _("not run: the test process ended before this check")
-        graded.results[nodeid] = {"outcome": "not run", "message": why, "cause": "not run", "audit": None}
+        graded.results[nodeid] = {"outcome": "not run", "message": why, "cause": "not run"}

@@ -1,23 +1,24 @@
-"""A job's server, inside its sandbox: the heavy libraries imported once, one forked child per request.
+"""A job's server: the heavy libraries imported once, one forked child per request.
 
-Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE`` in the sandbox of
-kata/grading/sandbox.py, each role imports what its children need (``checks``: pytest, the kata's plugin, the
-checks, collected once; ``records``: the exercises' records, never the checks), after taking the grader's
-``KATA_*`` variables out of its environment. For each request (one JSON line on stdin: ``{"id", "files", "wall",
-"quiet", ...}``) it forks a child that reads the request, writes the files into a folder of its own (never
-reused, its name unguessable; the only modules it loads) and the answers to check (``records``: written as
-``records.json``, for ``--records-from``), with ``HOME`` and ``TMPDIR`` in it, and runs them (pytest with a
-report log, or the records). It waits for the child (its end seen at once; ended after ``wall``
-seconds, or ``quiet`` seconds without a new report line; meanwhile it forks the checkpoint checks' laptops,
-kata/checks/elsewhere.py, and tells the grader each second what the sandbox holds outside the processes' memory:
-``{"held": BYTES}``); ends every other process of the sandbox before anything is read; and forks a process that
-reads the report and output as hostile input (kata/grading/hostile.py), brings the sandbox back to its start and
-checks it (kata/grading/leftovers.py), and answers with one JSON line on stdout: ``{"id", "end": "exit" | "wall"
-| "quiet", "status", "report", "output" (head and tail), "output_bytes", "disk_full", "seconds", "why" (the
-report not read), "left" (what is not back: the grader replaces the server)}``. So the server never holds a
-submission's files or report, for a later child to find in the memory it inherits. It is not dumpable (a child
-can neither trace it nor read its memory), and a child holds none of its pipes once the request is read. A
-server that dies or stops answering is replaced by the grader.
+Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE``, after taking the
+grader's ``KATA_*`` variables out of its environment. Two roles: ``records``, in the hand-in's sandbox
+(kata/grading/sandbox.py), asks a hand-in's modules the exercises' records (records/NAME.py, kata/records) and
+never imports pytest or the checks; ``verdicts``, the grader's own process, never sandboxed and never given a
+hand-in's code, runs the checks (pytest, the kata's plugin, the checks, collected once) on the answers the
+records gave (``--records-from``). For each request (one JSON line on stdin: ``{"id", "files", "wall", "quiet",
+...}``) it forks a child that reads the request, writes the files into a folder of its own (never reused, its
+name unguessable; the only modules it loads) or the answers to check (``records.json``), with ``HOME`` and
+``TMPDIR`` in it, and runs them. It waits for the child (its end seen at once; ended after ``wall`` seconds, or
+``quiet`` seconds without a new report line; meanwhile it forks the checkpoint records' laptops,
+kata/records/elsewhere.py, and tells the grader each second what the sandbox holds outside the processes'
+memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is read; and forks a
+process that reads the report and output as hostile input (kata/grading/hostile.py), brings the sandbox back
+to its start and checks it (kata/grading/leftovers.py), and answers with one JSON line on stdout: ``{"id",
+"end": "exit" | "wall" | "quiet", "status", "report", "output" (head and tail), "output_bytes", "disk_full",
+"seconds", "why" (the report not read), "left" (what is not back: the grader replaces the server)}``. So the
+server never holds a submission's files or report, for a later child to find in the memory it inherits. It is
+not dumpable (a child can neither trace it nor read its memory), and a child holds none of its pipes once the
+request is read. A server that dies or stops answering is replaced by the grader.
 """
 
 from __future__ import annotations
@@ -47,16 +48,16 @@ __all__ = ["main"]
 
 WORK = Path("/kata-job")      # the job's folder (KATA_WORK), a folder of its own per hand-in inside it
 KIND = "none"                 # the sandbox (KATA_SANDBOX): "bubblewrap", "user" or "none"
-AUDIT_DATA = Path(".")        # the audit's small CelebA (KATA_AUDIT_DATA)
+DATA = Path(".")              # the run's data, the records' small CelebA (KATA_DATA)
 RECORDS = Path("records")     # the exercises' records (records/ of the checkout: KATA_HOME)
 REPORT_LIMIT = 48 << 20
 OUTPUT_KEEP = 24 << 10
 SHARED = ("torch", "torchvision.transforms.v2", "matplotlib.pyplot", "matplotlib.backends.backend_agg", "kata.sim",
           "kata.celeba")   # with torch.nn and torch.optim, torchvision.transforms, NumPy and PIL
-PRELOAD = {"checks": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis",
+PRELOAD = {"verdicts": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.plugin", "hypothesis",
                                "kata.harness.plugin", "kata.checks.book", "kata.records.doubles",
                                "kata.records.strategies", "kata.checks.messages", "kata.data.synth"),
-           "records": SHARED + ("kata.audit", "kata.harness.target")}
+           "records": SHARED + ("kata.records", "kata.records.elsewhere", "kata.harness.target")}
 
 
 def _preload(role: str, collect: list[str]) -> None:
@@ -68,10 +69,9 @@ def _preload(role: str, collect: list[str]) -> None:
     with contextlib.suppress(Exception):
         forked.warm_torch()
     if role == "records":
-        from kata import audit, curriculum, records
+        from kata import curriculum, records
 
         for exercise in curriculum.names():
-            audit.records(exercise)
             records.load(RECORDS / f"{exercise}.py")
     elif collect:
         import pytest
@@ -88,61 +88,32 @@ def _preload(role: str, collect: list[str]) -> None:
             charmap.charmap(), charmap.intervals_from_codec("utf-8"), _get_local_constants()
 
 
-class _Grading:
-    """The checks' child's plugin: each check's ``audit`` mark in its report (the reference's run says what each
-    check rests on: kata/grading/scoring.py). An exercise whose checks ran out of time twice has the rest failed
-    at once by the kata's plugin, as in every run (kata/harness/plugin.py)."""
-
-    def pytest_runtest_setup(self, item) -> None:
-        from kata import audit, curriculum
-
-        exercise = curriculum.exercise_of(str(item.path))
-        mark = item.get_closest_marker("audit")
-        if mark is not None and exercise is not None:
-            item.user_properties.append(("kata_audit", audit.marked(exercise.name, mark,
-                                                                    getattr(item, "callspec", None))))
-
-
-def _child_checks(request: dict, folder: Path) -> int:
+def _child_verdicts(request: dict, folder: Path) -> int:
     import pytest
 
-    args = [a.replace("{work}", str(folder)) for a in request["args"]]
-    return int(pytest.main(args, plugins=[_Grading()]))
+    return int(pytest.main([a.replace("{work}", str(folder)) for a in request["args"]]))
 
 
 def _child_records(request: dict, folder: Path) -> int:
     from kata import curriculum, records, sim
-    from kata.audit import Context, run_records
-    from kata.audit import records as audited
     from kata.harness.target import Target
 
     ok, _ = sim.support()
-    accelerator = sim.install() if ok else None
-    context = Context(request["seed"], folder / "tmp", AUDIT_DATA, accelerator, shared=request.get("shared"))
+    context = records.Context(sim.install() if ok else None, folder / "tmp", DATA / records.DATA)
     target = Target(folder / "exercises")
     done = set(request.get("skip", []))
-    with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out:
-        def write(exercise, name, result):
-            try:
-                line = json.dumps([exercise, name, result])
-            except (TypeError, ValueError) as exc:
-                line = json.dumps([exercise, name, {"error": say("the record is not data ({exc})", exc=exc)}])
-            out.write(line + "\n")
-            out.flush()
-
+    with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out, records.using(context):
         for exercise in curriculum.names():
-            load = functools.partial(target.load, exercise)
-            path = RECORDS / f"{exercise}.py"
             skip = {n.split("/", 1)[1] for n in done if n.startswith(f"{exercise}/")}
-            if path.is_file():   # the records the checks read (kata/records)
-                mine = records.Context(accelerator, folder / "tmp", AUDIT_DATA / records.DATA)
-                with records.using(mine):
-                    for name, result in records.ask_exercise(exercise, load, request["seed"], path, skip):
-                        write(exercise, name, result)
-                continue
-            if set(audited(exercise)) - skip:
-                for name, result in run_records(exercise, load, context, skip):
-                    write(exercise, name, result)
+            load = functools.partial(target.load, exercise)
+            for name, result in records.ask_exercise(exercise, load, request["seed"], RECORDS / f"{exercise}.py",
+                                                     skip):
+                try:
+                    line = json.dumps([exercise, name, result])
+                except (TypeError, ValueError) as exc:
+                    line = json.dumps([exercise, name, {"error": say("the record is not data ({exc})", exc=exc)}])
+                out.write(line + "\n")
+                out.flush()
     return 0
 
 
@@ -164,11 +135,11 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
         for name, text in request["files"].items():
             (folder / "exercises" / name).write_text(text, encoding="utf-8")
         if "records" in request:   # answers to check (the grader's, a hand-in's records): no hand-in's code here
-            answers = {**request["records"], "celeba": str(AUDIT_DATA / request["records"]["celeba"])}
+            answers = {**request["records"], "celeba": str(DATA / request["records"]["celeba"])}
             (folder / "records.json").write_text(json.dumps(answers), encoding="utf-8")
         laptops = forked.streams_to(out_fd, keep=laptops)
-        if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
-            from kata.checks import elsewhere
+        if laptops is not None:   # the checkpoint records ask for their laptops there (kata/records/elsewhere.py)
+            from kata.records import elsewhere
 
             elsewhere.ask_through(laptops)
         home = folder / "home"
@@ -178,7 +149,7 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.chdir(folder)
         os.umask(0o077)
-        status = _child_checks(request, folder) if role == "checks" else _child_records(request, folder)
+        status = _child_verdicts(request, folder) if role == "verdicts" else _child_records(request, folder)
     except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
         print(say("kata grade: the test process ended with {kind}: {exc}", kind=type(exc).__name__, exc=exc),
               file=sys.stderr)
@@ -203,8 +174,8 @@ def _output(path: Path) -> tuple[str, int]:
 
 
 def _laptops():
-    """The checkpoint checks' machines without a GPU, forks of this one (None where the sandbox shows a GPU)."""
-    from kata.checks.elsewhere import Forks
+    """The checkpoint records' machines without a GPU, forks of this one (None where the sandbox shows a GPU)."""
+    from kata.records.elsewhere import Forks
 
     return Forks() if Forks.usable() else None
 
@@ -249,7 +220,7 @@ def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -
     out_fd = os.open(folder / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     report = folder / "out" / "report.jsonl"
     report.touch()
-    forks = _laptops() if role == "checks" else None
+    forks = _laptops() if role == "records" else None
     told, tell = os.pipe()
     start = time.monotonic()
     pid = os.fork()
@@ -300,12 +271,12 @@ def _answer(request: dict | None, end: str, status: int, start: float, folder: P
 def _settle() -> None:
     """The grader's ``KATA_*`` variables read into this process, then gone from its environment and from the copy
     the kernel shows (``/proc/self/environ``). ``KATA_SIM_UNTESTED`` (a teacher's own choice) stays for kata.sim."""
-    global WORK, KIND, AUDIT_DATA, RECORDS
+    global WORK, KIND, DATA, RECORDS
     from kata.i18n import set_language
     from kata.project import ProjectError, locate
 
     WORK, KIND = Path(os.environ.get("KATA_WORK", WORK)), os.environ.get("KATA_SANDBOX", KIND)
-    AUDIT_DATA = Path(os.environ.get("KATA_AUDIT_DATA", AUDIT_DATA))
+    DATA = Path(os.environ.get("KATA_DATA", DATA))
     RECORDS = Path(os.environ.get("KATA_HOME", ".")) / "records"
     set_language(os.environ.get("KATA_LANG") or None)
     with contextlib.suppress(ProjectError):

@@ -106,7 +106,7 @@ class Slot:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True, mode=0o700)
         if self.plan.kind == "user":
-            os.chown(folder, uid_of(self.role, self.index), uid_of(self.role, self.index))
+            os.chown(folder, uid_of(self.index), uid_of(self.index))
         argv = self.plan.command(self.role, self.roots, self.limits, self.index, folder, self.threads) + self.collect
         self.cgroup = self._make_cgroup()
         self.log = open(self.work / f"{self.role}-{self.index}.log", "ab")

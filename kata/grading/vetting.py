@@ -1,6 +1,6 @@
 """Notes for the teacher's review: what in a submission's source reaches past what the exercises need.
 
-Points never rest on this (the audit decides them, kata/audit): a note only
+Points never rest on this (the checks of the records' answers decide them): a note only
 says where a teacher may want to look (``review:`` in the status, points
 kept). What ordinary code uses is never noted: ``os``, ``pathlib``, ``sys``,
 ``logging``, ``argparse``, type hints, dataclasses, prints, helper modules.
@@ -24,7 +24,7 @@ MODULES = {
     "codecs": N_("may change how source is read"), "builtins": N_("changes Python's own functions"),
     "threading": N_("runs code beside the checks"),
     "kata.checks": N_("the checks' own helpers (the book's CNN and loop)"), "kata.grading": N_("the grader's own code"),
-    "kata.audit": N_("the audit's own code"), "kata.harness": N_("the checks' machinery"),
+    "kata.records": N_("the records the grader asks"), "kata.harness": N_("the checks' machinery"),
     "kata.project": N_("where the kata's files (and the answers) are"), "solutions": N_("the reference solutions"),
     "kata.data.synth": N_("the kata's synthetic CelebA"), "kata.sim": N_("the simulated accelerator's insides"),
     "pytest": N_("the test runner"), "_pytest": N_("the test runner's insides"),
@@ -42,7 +42,7 @@ def _noted(name: str) -> bool:
 
 def _module_notes(node) -> list[tuple[int, str, str]]:
     """What an import reaches: each module it names; for ``from X import Y`` where X is none to note, each ``X.Y``
-    (``from kata import audit`` takes the module ``kata.audit``)."""
+    (``from kata import records`` takes the module ``kata.records``)."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     elif _noted(node.module or ""):

@@ -25,7 +25,7 @@ interpreter's last collection at exit another 0.9 to 1.1 s. So:
   records): no collection while it imports, then, for a process that forks or
   runs its one job next, what it holds frozen for good.
 
-It imports no pytest (a grading server of the audit's records never does).
+It imports no pytest (a grading server of the records never does).
 """
 
 from __future__ import annotations

@@ -179,9 +179,6 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "cuda: " + _("needs an accelerator (real CUDA, MPS, or the simulated one)"))
     config.addinivalue_line("markers", "slow: " + _("takes more than a few seconds; runs only with --slow (CI runs "
                                                     "them)"))
-    config.addinivalue_line("markers", "audit(*facets, observed=''): " + _(
-        "what of the audit (kata/audit) a check's verdict implies, and what only the running process sees "
-        "(kata grade)"))
     # The last of the run's clean-ups (they run last in, first out): after pytest's own collections at the end.
     config.add_cleanup(lambda: collector.thaw(config))
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")

@@ -55,7 +55,7 @@ CATALOGUES = {
     "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
                                                          "data", "doctor", "hint", "list", "next", "solution",
                                                          "train", "watch")] + ["kata/conformance/*.py"],
-    "grading": ["kata/grading/*.py", "kata/audit/*.py", "kata/records/__init__.py", "kata/records/wire.py",
+    "grading": ["kata/grading/*.py", "kata/records/__init__.py", "kata/records/wire.py",
                 "kata/records/declared.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
     "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
     "conformance": ["kata/conformance/table.toml"],

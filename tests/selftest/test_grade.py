@@ -1,4 +1,4 @@
-"""`kata grade`: a class graded in bulk, each point resting on the audit as well as the check.
+"""`kata grade`: a class graded in bulk, each point a check passed on the hand-in's answers, in the grader.
 
 One `kata grade` run (the session fixture `class_run`, tests/selftest/conftest.py, which grades the
 attack battery's hand-ins beside these under --slow) grades a small class with --jobs 2: a copy
@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from test_grade_samples import HONEST, INDEPENDENT, attack, no_map_location, sources, write, wrong_learning_rate
 
-from kata import audit, curriculum
+from kata import curriculum, records
 from kata.commands import grade as grade_command
 from kata.commands import gradescope as gradescope_command
 from kata.commands import release as release_command
@@ -148,16 +148,11 @@ def test_an_empty_folder_scores_nothing_and_says_why(graded):
     assert float(rows["empty"]["total"]) == 0 and "no exercise module" in rows["empty"]["status"]
 
 
-def test_forged_verdicts_on_untouched_stubs_earn_nothing_and_say_forged(graded):
-    """Where the checks read records, they ran without the hand-in's code: its forgery never reached them. Where
-    they still run beside it, the audit finds it out: ``forged:``, on every such exercise."""
+def test_forged_verdicts_on_untouched_stubs_earn_nothing(graded):
+    """The checks read the records' answers without the hand-in's code: its forged verdicts never reach them."""
     out, rows, summary = graded
     assert float(rows["forged"]["total"]) == 0, rows["forged"]
-    forged = summary["submissions"]["forged"]["forged"]
-    audited = {ex for ex in NAMES if not locate().records_of(ex).is_file()}
-    assert {runner.exercise_name(c) for c in forged} == audited, sorted(forged)
-    if audited:
-        assert rows["forged"]["status"].startswith("forged: "), rows["forged"]["status"]
+    assert "not written yet" in (out / "feedback" / "forged.md").read_text()
 
 
 def test_the_checks_helpers_taken_instead_of_written_earn_nothing(graded):
@@ -185,7 +180,7 @@ def test_outputs_follow_their_formats(graded):
     assert results["score"] == float(rows["wrong"]["total"])
     assert {t["status"] for t in results["tests"] if t["max_score"]} == {"passed", "failed"}
     feedback = (out / "feedback" / "forged.md").read_text()
-    assert "the audit of your functions" in feedback and "_kata_target" not in feedback
+    assert "_kata_target" not in feedback
     assert "@reproduce_failure" not in (out / "feedback" / "wrong.md").read_text()
     assert summary["points_resting_on_the_process"] > 0 and summary["resting_on_the_process"]
 
@@ -193,7 +188,7 @@ def test_outputs_follow_their_formats(graded):
 def test_kata_grade_states_the_protections_in_force(graded):
     _, _, summary = graded
     text = "\n".join(summary["protections"])
-    assert "audit" in text and "limits:" in text and "sandbox:" in text
+    assert "records" in text and "limits:" in text and "sandbox:" in text
     if summary["protections"][1].startswith("sandbox: bubblewrap"):
         assert "no reference solutions" in text
 
@@ -243,14 +238,14 @@ def test_notes_for_review_never_touch_ordinary_code():
 
 def test_a_report_log_is_read_and_only_finished_checks_count():
     lines = [{"$report_type": "TestReport", "nodeid": "tests/test_model.py::test_a", "when": w, "outcome": "passed",
-              "user_properties": [["kata_exercise", "model"], ["kata_audit", {"facets": ["model.kind"]}]]}
+              "user_properties": [["kata_exercise", "model"], ["kata_record", ["model.built", ["work"]]]]}
              for w in ("setup", "call", "teardown")]
     lines.append({"$report_type": "TestReport", "nodeid": "tests/test_model.py::test_b", "when": "setup",
                   "outcome": "passed", "user_properties": [["kata_exercise", "model"]]})
     text = "\n".join(json.dumps(x) for x in lines) + "\nnot json\n[1, 2]\n"
     found, finished = runner.outcomes(text)
     assert list(found) == ["tests/test_model.py::test_a"] and not finished
-    assert found["tests/test_model.py::test_a"]["audit"] == {"facets": ["model.kind"]}
+    assert found["tests/test_model.py::test_a"]["records"] == {"model.built": ["work"]}
 
 
 # --- every byte from a sandbox is hostile: no run ---------------------------------------------
@@ -306,13 +301,13 @@ class FakeSlot:
         self.stopped += 1
 
 
-def graded_by(tmp_path, records: FakeSlot, checks: FakeSlot, **options) -> runner.Graded:
-    job = runner.Job(records, checks, Limits(), seed=7, pytest_args=[])
+def graded_by(tmp_path, records: FakeSlot, verdicts: FakeSlot, **options) -> runner.Graded:
+    job = runner.Job(records, verdicts, Limits(), pytest_args=[])
     return runner.grade_submission(job, Submission("x", write(tmp_path / "x", {"devices": "x = 1\n"})), **options)
 
 
 def test_a_record_written_twice_is_void_and_the_records_come_from_the_hand_ins_seed(tmp_path):
-    lines = [json.dumps([ex, name, {"data": 1}]) for ex in NAMES for name in audit.records(ex)]
+    lines = [json.dumps([ex, name, {"data": 1}]) for ex in NAMES for name in runner._asked(ex)]
     twice = json.loads(lines[3])[:2]
     lines += [lines[3], "[" * 100_000, "not json"]
     records = FakeSlot(Answer("exit", report="\n".join(lines)))
@@ -321,15 +316,16 @@ def test_a_record_written_twice_is_void_and_the_records_come_from_the_hand_ins_s
     assert "written twice" in graded.records[twice[0]][twice[1]]["error"]
     assert sum(r == {"data": 1} for names in graded.records.values() for r in names.values()) == len(lines) - 4
     assert graded.seed == 11 and records.asked[0]["seed"] == 11
-    assert graded_by(tmp_path, FakeSlot(Answer("exit", report="\n".join(lines))),
-                     FakeSlot(Answer("exit", report=finished))).seed == 7, "the job's seed, by default"
+    other = graded_by(tmp_path, FakeSlot(Answer("exit", report="\n".join(lines))),
+                      FakeSlot(Answer("exit", report=finished)))
+    assert other.seed not in (None, 11), "a seed of its own, by default"
 
 
 def test_whatever_fails_in_the_grader_on_one_hand_in_is_that_hand_ins_row(tmp_path):
-    records, checks = FakeSlot(RecursionError("too deep")), FakeSlot()
-    graded = graded_by(tmp_path, records, checks)
+    records, verdicts = FakeSlot(RecursionError("too deep")), FakeSlot()
+    graded = graded_by(tmp_path, records, verdicts)
     assert any("could not read its report: RecursionError: too deep" in p for p in graded.problems), graded.problems
-    assert records.stopped and checks.stopped, "the next hand-in gets fresh servers"
+    assert records.stopped and verdicts.stopped, "the next hand-in gets fresh servers"
 
 
 def test_a_grading_child_loads_only_the_modules_handed_in(tmp_path, monkeypatch):
@@ -356,48 +352,23 @@ def test_what_a_hand_in_leaves_in_its_folder_is_removed_read_only_or_not(tmp_pat
     assert leftovers.clear() == [str(tmp_path / "kept")], "what can't be put back is said"
 
 
-def test_a_passed_check_earns_only_when_its_facets_agree():
-    checks = ["tests/test_model.py::test_a", "tests/test_model.py::test_b"]
-    reference = {"checks": checks, "results": {c: {"outcome": "passed", "audit": {"facets": [f"model.{c[-1]}"]}}
-                                               for c in checks}}
-    scheme = Scheme.from_reference(reference, [])
-    graded = runner.Graded("x", Path("x"), found=list(NAMES),
-                           results={c: {"outcome": "passed"} for c in checks})
-    s = score(graded, scheme, {"model.a": None, "model.b": "yours is 2, the reference's 1"})
-    assert s.exercises["model"] == POINTS["model"] / 2 and list(s.forged) == [checks[1]]
-    assert s.status.startswith("forged: model: model.b: yours is 2")
-
-
-def test_a_fact_resting_on_the_process_is_never_called_forged():
-    """A passed check whose disagreeing fact rests on the graded process (a constant: checkpoint.file.readable) earns
-    nothing and reads `not confirmed:`; one resting on the work (checkpoint.file.model) reads `forged:`; a check that
-    read records earns what it passed; and the points that rest on the process are the checks naming a process fact,
-    an observation or a record resting on the process."""
-    checks = [f"tests/test_checkpoint.py::test_{n}" for n in ("readable", "model", "observed")]
-    facets = {checks[0]: ["checkpoint.file.readable"], checks[1]: ["checkpoint.file.model"],
-              checks[2]: ["checkpoint.elsewhere"]}
-    reference = {"checks": checks,
-                 "results": {c: {"outcome": "passed", "audit": {"facets": facets[c]}} for c in checks}}
-    reference["results"][checks[2]]["audit"]["observed"] = "the fresh process"
-    read = ["tests/test_model.py::test_count", "tests/test_model.py::test_initial"]
-    reference["checks"] += read
-    reference["results"] |= {read[0]: {"outcome": "passed", "records": {"model.built": ["constant", "behaviour"]}},
-                             read[1]: {"outcome": "passed", "records": {"model.initial": ["work"]}}}
-    scheme = Scheme.from_reference(reference, [])
-    assert not [w for w in scheme.warnings if "audit mark" in w], scheme.warnings
-    graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"}
-                                                                       for c in reference["checks"]})
-    s = score(graded, scheme, {"checkpoint.file.readable": "yours is 1", "checkpoint.file.model": None,
-                               "checkpoint.elsewhere": None})
-    assert list(s.unconfirmed) == [checks[0]] and not s.forged and s.status.startswith("not confirmed: checkpoint: ")
-    assert s.passed["model"] == 2, s.passed
-    s = score(graded, scheme, {"checkpoint.file.readable": None, "checkpoint.file.model": "other values",
-                               "checkpoint.elsewhere": None})
-    assert list(s.forged) == [checks[1]] and s.status.startswith("forged: checkpoint: checkpoint.file.model")
-    assert scheme.on_the_process(checks[0]) == ["checkpoint.file.readable"] and scheme.on_the_process(checks[1]) == []
-    assert scheme.on_the_process(checks[2]) == ["the fresh process"]
-    assert scheme.on_the_process(read[0]) == ["model.built"] and scheme.on_the_process(read[1]) == []
-    assert scheme.resting_on_the_process() == 2 * POINTS["checkpoint"] / 3 + POINTS["model"] / 2
+def test_a_check_earns_its_weight_when_it_passed_and_the_points_resting_on_the_process_are_listed():
+    """A check's weight is its exercise's points shared among the checks the reference passes; a hand-in earns it
+    where the check passed on its answers; the points resting on the process are the checks that read a record
+    whose answers rest, at least in part, on the process (kata.records.PROCESS)."""
+    read = {"a": {"model.built": ["constant", "behaviour"]}, "b": {"model.initial": ["work"]},
+            "c": {"model.initial": ["work"]}, "d": {}}
+    results = {f"tests/test_model.py::test_{n}": {"outcome": "passed", "records": r} for n, r in read.items()}
+    results["tests/test_model.py::test_d"]["outcome"] = "skipped"
+    scheme = Scheme.from_reference(results)
+    checks = list(results)
+    assert [scheme.weight[c] for c in checks] == [POINTS["model"] / 3] * 3 + [0.0] and not scheme.warnings
+    graded = runner.Graded("x", Path("x"), found=list(NAMES), results={c: {"outcome": "passed"} for c in checks[:2]})
+    s = score(graded, scheme)
+    assert s.exercises["model"] == 2 * POINTS["model"] / 3 and s.passed["model"] == 2 and s.counted["model"] == 3
+    assert scheme.on_the_process(checks[0]) == ["model.built"] and scheme.on_the_process(checks[1]) == []
+    assert scheme.resting_on_the_process() == POINTS["model"] / 3
+    assert records.PROCESS == ("constant", "shape", "property", "behaviour")
 
 
 def test_kata_grade_refuses_bad_arguments(tmp_path, capsys):

@@ -12,13 +12,8 @@ self-check (plain `pytest`) already shows that the unmodified solutions pass
 these checks. A mutant that `needs` the accelerator to behave as CUDA does (NEEDS
 below) is skipped, saying so, where the simulated one does not yet.
 
-Where the exercise's checks read records, the same checks run again on the mutant's answers read from a
-file (`--records-from`, as `kata grade` checks them, tests/selftest/test_records.py): the same verdicts.
-
-Each mutant's run also shows that a mistake never costs a point to the audit: each
-check the mutant passes has every facet it names agreeing with the reference. Only
-a check naming a facet the mutant disagrees on can break that, so the run takes
-those checks too (tests/selftest/conftest.py; the variants' side is in test_audit.py).
+The same checks run again on the mutant's answers read from a file (`--records-from`, as `kata grade`
+checks them, tests/selftest/test_records.py): the same verdicts.
 """
 
 import re
@@ -113,24 +108,20 @@ def test_every_need_of_a_mutant_is_known():
     [pytest.param(m["exercise"], m["mistake"], [(e["old"], e["new"]) for e in m["edit"]], m["checks"],
                   m.get("message"), m.get("needs"), id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS])
 def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, failing, message, needs, tmp_path,
-                                                     pytester, facet_marks, every_check, disagreeing_facets,
-                                                     points_lost):
+                                                     pytester):
     missing = NEEDS[needs]() if needs in NEEDS else None
     if missing is not None:
         pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
     folder = write_mutant(tmp_path / "mutant", exercise, *edits)
-    disagreeing = disagreeing_facets(folder, exercise)
-    at_stake = every_check.at_stake(exercise, disagreeing)
-    outcomes, marks, here = Outcomes(), facet_marks(), Verdicts()
-    chosen = ["--target", str(folder), str(locate().checks_of(exercise)), "-k",
-              " or ".join(sorted(set(failing) | at_stake)), "-p", "no:cacheprovider", "-q"]
-    pytester.inline_run(*chosen, plugins=[outcomes, marks, here])
-    if locate().records_of(exercise).is_file():   # the same verdicts on the answers read from a file, as graded
-        read = {name.split(".", 1)[1] for found in here.rests.values() for name, *_rests in found}
-        path = answers_file(folder, exercise, asking.SEED, tmp_path / "answers.json", read)
-        there = Verdicts()
-        pytester.inline_run(*chosen, "--records-from", str(path), plugins=[there])
-        assert there.outcomes == here.outcomes, f"{exercise} with '{mistake}': other verdicts from a file"
+    outcomes, here = Outcomes(), Verdicts()
+    chosen = ["--target", str(folder), str(locate().checks_of(exercise)), "-k", " or ".join(sorted(set(failing))),
+              "-p", "no:cacheprovider", "-q"]
+    pytester.inline_run(*chosen, plugins=[outcomes, here])
+    read = {name.split(".", 1)[1] for found in here.rests.values() for name, *_rests in found}
+    path = answers_file(folder, exercise, asking.SEED, tmp_path / "answers.json", read)   # as graded
+    there = Verdicts()
+    pytester.inline_run(*chosen, "--records-from", str(path), plugins=[there])
+    assert there.outcomes == here.outcomes, f"{exercise} with '{mistake}': other verdicts from a file"
     crashed, passed, untrue = [], [], []
     for name in failing:
         ends = outcomes.ends.get(name)
@@ -147,6 +138,3 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
-    lost = points_lost(folder, exercise, disagreeing, marks)
-    assert not lost, (f"the mistake '{mistake}': honest code would lose these checks' points to the audit (each "
-                      f"passed, but a facet it names disagrees):\n  " + "\n  ".join(lost))

@@ -1,9 +1,5 @@
-"""The grader's longer sentences, marked for translation (issue #21), and a cell's width on a terminal.
-
-``kata grade`` and ``kata gradescope`` (kata/grading) show these with
-:func:`kata.i18n.say` or :func:`kata.i18n._`; they are kept here, beside the
-audit's own, so that kata/grading stays within its line budget
-(tests/selftest/test_architecture.py). Pairs are (one, more than one).
+"""The grader's longer sentences, marked for translation (issue #21), shown with :func:`kata.i18n.say` or
+:func:`kata.i18n._` by ``kata grade`` and ``kata gradescope``. Pairs are (one, more than one).
 """
 
 from __future__ import annotations
@@ -17,15 +13,14 @@ __all__ = ["failed_import"]
 
 # --- the header of a run: the protections in force (kata/grading/sandbox.py) -------------------------------
 
-GRADES = N_("each check's points need the audit's records of the submission's own functions, on inputs drawn for "
-            "each hand-in, to agree with the reference's (computed outside the sandbox), and its declared settings, "
-            "read from its source, to be the reference's; the checks of constants, shapes, properties and behaviour "
-            "rest on what the graded process reports (listed in summary.json; see docs/teaching.md)")
+GRADES = N_("each check runs in the grader's own process on the answers the submission's functions gave to its "
+            "records, on inputs drawn for each hand-in, and on what its source declares, read outside its process; "
+            "the checks of constants, shapes, properties and behaviour rest on what the graded process reports "
+            "(listed in summary.json; see docs/teaching.md)")
 SANDBOX = {
     "bubblewrap": N_("bubblewrap: no network; its own PID, IPC and UTS namespaces; the system, Python and the kata "
                      "read-only; no reference solutions, no grades, no homes, no other submission; its own folder, "
-                     "/tmp and /dev/shm ({disk:,} MB); the audit's records made in a sandbox without the checks or "
-                     "their helpers"),
+                     "/tmp and /dev/shm ({disk:,} MB); no checks or their helpers"),
     "user": N_("no bubblewrap: the machine's file system and network are the graded code's to read and reach, as far "
                "as its user may; its own folder; no reference solutions only if they are readable by root alone"),
     "none": N_("none (--no-sandbox): the graded code runs as you, reads what you can read (the reference solutions "
@@ -58,27 +53,15 @@ READABLE = N_("the reference solutions ({solutions}) are readable by other users
 
 GRADED = (N_("kata grade: {n} submission in {seconds:.1f} s ({each:.1f} s each with --jobs {jobs}); {limits}"),
           N_("kata grade: {n} submissions in {seconds:.1f} s ({each:.1f} s each with --jobs {jobs}); {limits}"))
-NO_RECORD = N_("the reference could not make the audit's record {record} here: the checks resting on it rest on the "
-               "sandbox's report this run")
 REVIEW_SOURCE = N_("{unresolved} (the source does not fix it: check it by hand)")
-FORGED = (N_("forged: {exercise}: {facet}"), N_("forged: {exercise}: {facet} (and {more} more)"))
-UNCONFIRMED = (N_("not confirmed: {exercise}: {facet}"), N_("not confirmed: {exercise}: {facet} (and {more} more)"))
 IMPORT = (N_("{modules} fails to import"), N_("{modules} fail to import"))
 TIMED_OUT = (N_("timed out: {n} check did not run"), N_("timed out: {n} checks did not run"))
-ENDED = (N_("the test process ended early {n} time (see the failed checks)"),
-         N_("the test process ended early {n} times (see the failed checks)"))
 REVIEW = (N_("review: {note}"), N_("review: {note} (and {more} more: see the log)"))
 QUIET = (N_("did not finish this check within its time limit ({s:g} s), and was ended"),
          N_("did not finish this record within its time limit ({s:g} s), and was ended"))
 
 # --- what a student reads (kata/grading/reports.py) -------------------------------------------------------
 
-DISAGREED = N_("These checks passed in your run, but the audit of your functions (called again on inputs drawn for "
-               "your hand-in, and compared with the reference outside your code's process) or of what your source "
-               "declares disagreed, so they earn nothing:")
-UNCONFIRMED_TEXT = N_("These checks passed in your run, but your code's own process reported the same fact otherwise "
-                      "when the audit asked again, so they earn nothing (code that answers differently from run to "
-                      "run, or by who asks, does this):")
 OBSERVED = N_("Some of these checks' points rest on what your code's own process reported (what no answer shows, or "
               "what any code could answer without the work): {observed}.")
 FAILED = N_("The autograder failed before it could grade this submission (exit status $status).")
