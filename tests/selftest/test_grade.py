@@ -321,6 +321,29 @@ def test_a_record_written_twice_is_void_and_the_records_come_from_the_hand_ins_s
     assert other.seed not in (None, 11), "a seed of its own, by default"
 
 
+def test_the_records_server_never_imports_pytest_or_the_checks(tmp_path):
+    """The one sandbox role: a hand-in's modules are imported where neither pytest nor the checks' helpers are (a
+    module that finds them there raises, and every record of its exercise says so)."""
+    from kata.grading.sandbox import Plan, Roots
+    from kata.grading.slots import Slot
+
+    records.small_celeba(tmp_path / "data" / records.DATA)
+    code = sources()["devices"] + (
+        "\nimport sys\nfound = sorted(m for m in sys.modules if m.split('.')[0] in ('pytest', '_pytest', 'pluggy')"
+        " or m.startswith('kata.checks'))\nassert not found, found\n")
+    slot = Slot(Plan(), "records", Roots(locate(), tmp_path / "data"), Limits(), 0, tmp_path)
+    slot.start()
+    try:
+        answer = slot.ask({"files": {"devices.py": code}, "seed": 5, "skip": [], "wall": 120, "quiet": 60,
+                           "start": 60}, 180)
+    finally:
+        slot.stop()
+    found = [json.loads(line) for line in answer.report.splitlines()]
+    devices = {name: result for exercise, name, result in found if exercise == "devices"}
+    assert set(devices) == set(runner._asked("devices")), answer.output[-2000:]
+    assert not [r["error"] for r in devices.values() if "error" in r], devices
+
+
 def test_whatever_fails_in_the_grader_on_one_hand_in_is_that_hand_ins_row(tmp_path):
     records, verdicts = FakeSlot(RecursionError("too deep")), FakeSlot()
     graded = graded_by(tmp_path, records, verdicts)
