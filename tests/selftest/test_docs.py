@@ -10,7 +10,9 @@
 - every `kata` command a page shows is one the kata's parser takes;
 - every quoted output (a fenced block after ``<!-- output: NAME -->``) is what the kata prints,
   as far as it is deterministic: versions and timings are masked, and ``(numbers vary)`` after the
-  name masks every number. ``(measured ...)`` marks measured figures, which no run reproduces.
+  name masks every number. ``(measured ...)`` marks measured figures, which no run reproduces;
+- the trust model's list of what rests on the graded process (docs/teaching.md, and each
+  translation) names exactly the records that rest on each kind (docs_list.py beside this file).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+import docs_list
 import pytest
 from test_train import seeds_training
 
@@ -325,3 +328,25 @@ def test_a_quote_that_differs_from_the_output_is_found_and_shown():
     assert wrong is not None and "README.md: t is not what the kata prints" in wrong, "lines that do not follow"
     assert check(["  1. devices   0/38  passed"]) is not None
     assert check(["  1. devices   0/38  passed"], "numbers vary") is None
+
+
+# --- the trust model's list of what rests on the graded process -------------------------------------------
+
+
+@pytest.mark.parametrize("page", docs_list.pages(ROOT), ids=rel)
+def test_the_trust_model_lists_exactly_what_rests_on_the_process(page):
+    """docs/teaching.md (and each translation) names, in the bullet of each kind of the process (constant, shape,
+    property, behaviour), exactly the records whose ``rests=`` include that kind; on failure, the names each
+    bullet wants (``python tests/selftest/docs_list.py`` writes them)."""
+    from kata import curriculum
+
+    want = docs_list.wanted()
+    listed = docs_list.listed(page.read_text(encoding="utf-8"), curriculum.names())
+    wrong = []
+    for kind, names in want.items():
+        extra, missing = sorted(set(listed[kind]) - set(names)), sorted(set(names) - set(listed[kind]))
+        if extra or missing:
+            wrong.append(f"{kind}: listed but not resting on it: {extra}; resting on it but not listed: {missing}\n"
+                         f"  the bullet wants: {docs_list.names_text(names)}")
+    assert not wrong, (f"{rel(page)}: the list between its markers is not the records' rests= "
+                       f"(records/*.py):\n" + "\n".join(wrong))
