@@ -241,7 +241,7 @@ def tensor_values(node: dict):
     if not isinstance(v, dict):
         return None
     if v.get("dtype") not in _DTYPES:
-        raise ValueError(say("not a tensor dtype the audit reads: {dtype}", dtype=repr(v.get("dtype"))))
+        raise ValueError(say("not a tensor dtype the checks read: {dtype}", dtype=repr(v.get("dtype"))))
     dtype = {"bool": np.bool_}.get(v["dtype"], v["dtype"])
     data = np.frombuffer(base64.b64decode(v["b64"]), dtype=dtype)
     return data.reshape(node["shape"]) if data.size == math.prod(node["shape"]) else data
