@@ -167,8 +167,8 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
             answers = {**request["records"], "celeba": str(AUDIT_DATA / request["records"]["celeba"])}
             (folder / "records.json").write_text(json.dumps(answers), encoding="utf-8")
         laptops = forked.streams_to(out_fd, keep=laptops)
-        if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/checks/elsewhere.py)
-            from kata.checks import elsewhere
+        if laptops is not None:   # the checkpoint checks ask for their laptops there (kata/records/elsewhere.py)
+            from kata.records import elsewhere
 
             elsewhere.ask_through(laptops)
         home = folder / "home"
@@ -204,7 +204,7 @@ def _output(path: Path) -> tuple[str, int]:
 
 def _laptops():
     """The checkpoint checks' machines without a GPU, forks of this one (None where the sandbox shows a GPU)."""
-    from kata.checks.elsewhere import Forks
+    from kata.records.elsewhere import Forks
 
     return Forks() if Forks.usable() else None
 
