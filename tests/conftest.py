@@ -9,8 +9,8 @@ checks that use it, with one clear line.
 
 import pytest
 
-from kata.checks import elsewhere
 from kata.harness import asking
+from kata.records import elsewhere
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +22,7 @@ def celeba_root(request):
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The checkpoint checks' laptop (a machine without a GPU: kata/checks/elsewhere.py) is forked from a
+    """The checkpoint checks' laptop (a machine without a GPU: kata/records/elsewhere.py) is forked from a
     process forked now, before the kata's plugin installs the simulated accelerator in this one; only in
     a run of the kata's plugin (a grading server collects the checks without it) that has those checks."""
     if config.pluginmanager.get_plugin("kata-accelerator") is None:

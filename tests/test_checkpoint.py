@@ -1,95 +1,95 @@
 """Checks for exercise 7, checkpoint: a model saved on the GPU opens on a laptop, and training resumes.
 
-Every check saves a tiny run (the checks' tiny model, Adam, a few epochs on
-fixed batches: no dropout, no shuffling, so every run is the same) with the
-learner's `save_checkpoint`, and reads the file as a stranger's file should be
-read, `torch.load(path, weights_only=True, map_location="cpu")`: it must hold
-the model's and the optimizer's state_dicts as they were, the epoch as an int
-and the four histories as lists of floats, however the learner arranged them
-(kata.checks.checkpoints finds each by what it is). The checks that load use the
-learner's `load_checkpoint` on a fresh model and optimizer, and compare training
-resumed from the file with training that never stopped, step for step.
+Each check reads the answers of a record (records/checkpoint.py): a tiny run (the
+tiny model of a drawn seed, Adam, a few epochs on fixed batches: no dropout, no
+shuffling, so every run is the same) saved with the learner's `save_checkpoint`,
+and the file read as a stranger's file should be read, `torch.load(path,
+weights_only=True, map_location="cpu")`: it must hold the model's and the
+optimizer's state_dicts as they were, the epoch as an int and the four histories
+as lists of floats, however the learner arranged them (kata.checks.checkpoints
+finds each by what it is). The checks that load read what the learner's
+`load_checkpoint` left in a fresh model and optimizer, and compare training
+resumed from the file with training that never stopped, step for step: the checks
+train that run themselves, on the CPU.
 
-The checks marked `cuda` save on the accelerator (real or simulated). Two of
-them open that file on a laptop: a fresh Python process without an accelerator
-(kata.checks.elsewhere; one process for both, started once), where a file read
-without map_location meets PyTorch's own error, as it does on a CPU-only
-machine.
+The checks marked `cuda` read runs saved on the accelerator (real or simulated).
+Two of them read what a laptop found, a fresh Python process without an
+accelerator (kata.records.elsewhere; one process for both, started once), where a
+file read without map_location meets PyTorch's own error, as it does on a
+CPU-only machine.
 
 PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
-import pickle
+import functools
+import types
 
 import pytest
-import torch
-from hypothesis import given
-from hypothesis import strategies as st
 
-from kata.audit.payloads import KINDS as PAYLOADS
 from kata.checks import lessons
 from kata.checks.checkpoints import (
-    EPOCH,
     HISTORY,
     file_problem,
     moved_problem,
     optimizer_difference,
     optimizer_state,
-    read,
+    read_problem,
+    same,
     state,
-    with_hidden_code,
 )
-from kata.checks.elsewhere import NotRun, open_elsewhere
 from kata.checks.messages import describe, explained_learner_errors, fail_if
-from kata.harness.target import module_of
 from kata.i18n import N_, _, say
-from kata.records.doubles import fixed_batches, tiny_model, train_batches
+from kata.records.doubles import MORE, fixed_batches, history_of, tiny_run, train_batches
+from kata.records.elsewhere import CALLS
 from kata.records.history import History
 
-MORE = 2   # epochs trained after a checkpoint is loaded
+ATOL = 1e-5   # a run on the accelerator, against the checks' own on the CPU
+SAVE = "save_checkpoint(path, model, optimizer, epoch, history)"
 MOVE_ADVICE = N_("A checkpoint loads where the model is: move the model first (model.to(device)), map the file's "
                  "tensors there as they are read (map_location), then load the states.")
 
 
-# --- a tiny run, saved and loaded by the learner's functions ----------------------------------------
+# --- the records' answers, and the run they saved ----------------------------------------------------
 
 
-def run_of(device=None, seed=0, epochs=EPOCH):
-    """The checks' tiny model and its Adam, trained ``epochs`` epochs on fixed batches (on ``device``)."""
-    model = tiny_model(seed)
-    if device is not None:
-        model.to(device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
-    train_batches(model, optimizer, fixed_batches(), epochs, device)
-    return model, optimizer
+@functools.cache
+def run(seed: int):
+    """The records' tiny run of ``seed``, trained here on the CPU: the model's and the optimizer's states when it
+    was saved, and its parameters after MORE more epochs (the run that never stopped)."""
+    model, optimizer = tiny_run(seed)
+    at_save = state(model), optimizer_state(optimizer)
+    train_batches(model, optimizer, fixed_batches(), MORE)
+    return (*at_save, {name: p.detach().clone() for name, p in model.named_parameters()})
 
 
-def call_save(checkpoint, path, model, optimizer, epoch=EPOCH, history=HISTORY):
+def explained(checkpoint, who: str):
+    learner = types.SimpleNamespace(_target=checkpoint.target or types.SimpleNamespace(path=None))
+    return explained_learner_errors(learner, who, _(MOVE_ADVICE))
+
+
+def answer(checkpoint, record: str, kind=None, who: str = SAVE):
+    """The inputs and the answer of ``record``'s case (of ``kind``), the learner's errors explained as ``who``'s."""
     __tracebackhide__ = True
-    with explained_learner_errors(checkpoint, "save_checkpoint(path, model, optimizer, epoch, history)",
-                                  _(MOVE_ADVICE)):
-        checkpoint.save_checkpoint(path, model, optimizer, epoch, history)
+    case = next(c for c in checkpoint.cases(record) if kind in (None, c.args[-1]))
+    with explained(checkpoint, who):
+        return case.args, case.answer
 
 
-def written(checkpoint, folder, device=None, epoch=EPOCH, history=HISTORY, name="run.pt"):
-    """(path, model, optimizer, what the file holds): a tiny run saved by the learner, in a file that reads
-    with weights_only=True (every check's verdict rests on one)."""
+def written(checkpoint, record="run", kind="floats"):
+    """(inputs, answer) of a tiny run saved by the learner, in a file that reads with weights_only=True (every
+    check's verdict rests on one)."""
     __tracebackhide__ = True
-    model, optimizer = run_of(device)
-    path = folder / name
-    call_save(checkpoint, path, model, optimizer, epoch, history)
-    obj, problem = read(path)
-    fail_if(problem)
-    return path, model, optimizer, obj
+    args, found = answer(checkpoint, record, kind)
+    fail_if(read_problem(found["read"], "run.pt"))
+    return args, found
 
 
-def saved(checkpoint, folder, device=None, epoch=EPOCH, history=HISTORY, name="run.pt"):
+def saved(checkpoint, record="run", atol=0.0):
     """The same, for a file that holds what the contract's checkpoint holds (the load checks rest on one:
     a wrong file fails them with the file check's own first line)."""
     __tracebackhide__ = True
-    path, model, optimizer, obj = written(checkpoint, folder, device, epoch, history, name)
-    fail_if(file_problem(obj, model, optimizer, epoch, history))
-    return path, model, optimizer
+    (seed, epoch, _kind), found = written(checkpoint, record)
+    fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, HISTORY, atol=atol))
 
 
 def load_call(optimizer=True, device=None) -> str:
@@ -97,21 +97,13 @@ def load_call(optimizer=True, device=None) -> str:
     return f"load_checkpoint(path, model{args}{f', device={device}' if device is not None else ''})"
 
 
-def call_load(checkpoint, path, model, optimizer=None, **kwargs):
+def loaded(checkpoint, record, kind, device=None, atol=0.0):
+    """(seed, answer) of a load, after the file check of the run saved where the load's was (its own first line)."""
     __tracebackhide__ = True
-    who = load_call(optimizer is not None, kwargs.get("device"))
-    with explained_learner_errors(checkpoint, who, _(MOVE_ADVICE)):
-        if optimizer is None:
-            return checkpoint.load_checkpoint(path, model, **kwargs)
-        return checkpoint.load_checkpoint(path, model, optimizer, **kwargs)
-
-
-def fresh(device=None):
-    """Another tiny model (other initial weights) and a new Adam over it: what a resumed run starts from."""
-    model = tiny_model(5)
-    if device is not None:
-        model.to(device)
-    return model, torch.optim.Adam(model.parameters(), lr=0.001)
+    saved(checkpoint, "on_accelerator" if kind == "resume" else "run", atol)
+    (seed, epoch, _kind), found = answer(checkpoint, record, kind, load_call(kind != "model only", device))
+    fail_if(returned_problem(found["returned"], epoch, HISTORY))
+    return seed, found
 
 
 def shown(history) -> str:
@@ -135,59 +127,44 @@ def returned_problem(result, epoch, history) -> str | None:
     return None if ok else say(lessons.LOAD_RETURNS_HISTORY, got=shown(got_history), want=shown(want))
 
 
-def model_problem(model, want: dict, call: str) -> str | None:
+def model_problem(got: dict, want: dict, call: str, atol=0.0) -> str | None:
     for key, value in want.items():
-        got = model.state_dict()[key].detach().cpu()
-        if not torch.equal(got, value):
-            return say(lessons.LOAD_MODEL_STATE, call=call, key=key, got=got.reshape(-1)[:3].tolist(),
+        if not same(got[key], value, atol):
+            return say(lessons.LOAD_MODEL_STATE, call=call, key=key, got=got[key].reshape(-1)[:3].tolist(),
                        want=value.reshape(-1)[:3].tolist())
     return None
 
 
-def loaded_optimizer_problem(resumed_optimizer, optimizer, call: str) -> str | None:
-    """The optimizer given to load_checkpoint holds the saved optimizer's state."""
-    return optimizer_difference(optimizer_state(resumed_optimizer), optimizer_state(optimizer),
-                                lessons.LOAD_OPTIMIZER_STATE, call=call)
-
-
-def placement_problem(model, optimizer, call: str) -> str | None:
+def placement_problem(found: dict, call: str) -> str | None:
     """Each of Adam's state tensors that is shaped like its parameter lives where the parameter does."""
-    for index, p in enumerate(q for group in optimizer.param_groups for q in group["params"]):
-        for name, t in optimizer.state.get(p, {}).items():
-            if isinstance(t, torch.Tensor) and t.shape == p.shape and t.device != p.device:
-                return say(lessons.OPTIMIZER_STATE_LEFT_BEHIND, state=t.device, params=p.device, call=call,
+    for index, (param, states) in enumerate(found["placement"]):
+        for name, device in states.items():
+            if device != param:
+                return say(lessons.OPTIMIZER_STATE_LEFT_BEHIND, state=device, params=param, call=call,
                            name=repr(name), index=index)
     return None
 
 
-def step_problem(model, optimizer, device, call: str) -> str | None:
+def step_problem(found: dict, call: str) -> str | None:
     """The next training steps work, where the model is (after :func:`placement_problem` has spoken)."""
-    try:
-        train_batches(model, optimizer, fixed_batches(), MORE, device)
-    except RuntimeError as err:
-        error = f"{type(err).__name__}: {err}"
-        return placement_problem(model, optimizer, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=error)
-    return None
+    if found.get("step_error") is None:
+        return None
+    return placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"])
 
 
-def resume_problem(checkpoint, folder, device=None) -> str | None:
+def resume_problem(seed, found: dict, atol=0.0) -> str | None:
     """Training resumed from the learner's checkpoint takes the steps of training that never stopped."""
-    __tracebackhide__ = True
-    path, model, optimizer = saved(checkpoint, folder, device)
-    at_save, optimizer_at_save = state(model), optimizer_state(optimizer)
-    train_batches(model, optimizer, fixed_batches(), MORE, device)       # the run that never stopped
-    resumed, resumed_optimizer = fresh(device)
+    at_save, optimizer_at_save, uninterrupted = run(seed)
     call = load_call(True)
-    fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer), EPOCH, HISTORY))
-    problem = (model_problem(resumed, at_save, call)
-               or optimizer_difference(optimizer_state(resumed_optimizer), optimizer_at_save,
-                                       lessons.LOAD_OPTIMIZER_STATE, call=call)
-               or step_problem(resumed, resumed_optimizer, device, call))
+    problem = (model_problem(found["state"], at_save, call, atol)
+               or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, atol,
+                                       call=call)
+               or step_problem(found, call))
     if problem:
         return problem
-    for (name, want), got in zip(model.named_parameters(), resumed.parameters()):
-        gap = (got.detach().cpu() - want.detach().cpu()).abs().max().item()
-        if gap > (0 if device is None else 1e-7):
+    for (name, want), got in zip(uninterrupted.items(), found["after"]):
+        gap = (got - want).abs().max().item()
+        if gap > atol:
             return say(lessons.RESUME_DIFFERS, epochs=MORE, name=name, gap=gap)
     return None
 
@@ -195,259 +172,184 @@ def resume_problem(checkpoint, folder, device=None) -> str | None:
 # --- what save_checkpoint writes ----------------------------------------------------------------
 
 
-@pytest.mark.audit("file.readable")
-def test_save_checkpoint_writes_one_file_that_loads_with_weights_only(checkpoint, tmp_path):
-    written(checkpoint, tmp_path)
-    others = sorted(p.name for p in tmp_path.iterdir() if p.name != "run.pt")
+def test_save_checkpoint_writes_one_file_that_loads_with_weights_only(checkpoint):
+    _args, found = written(checkpoint)
+    others = found["others"]
     assert not others, say("save_checkpoint(path, ...) writes one file, at path: torch.save(..., path) of "
                            "everything the checkpoint holds\n  it also wrote {others}", others=others)
 
 
-@pytest.mark.audit("file.model")
-def test_the_checkpoint_holds_the_models_state_dict_as_it_was(checkpoint, tmp_path):
-    _path, model, optimizer, obj = written(checkpoint, tmp_path)
-    fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("model",)))
+def file_part(checkpoint, part: str, kind="floats", record="run", device=None):
+    """The part of the file a check reads, as it was saved (the run's states, the epoch, the histories)."""
+    __tracebackhide__ = True
+    (seed, epoch, _kind), found = written(checkpoint, record, kind)
+    fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, history_of(kind, device), parts=(part,)))
 
 
-@pytest.mark.audit("file.optimizer")
-def test_the_checkpoint_holds_the_optimizers_state_dict_as_it_was(checkpoint, tmp_path):
-    _path, model, optimizer, obj = written(checkpoint, tmp_path)
-    fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("optimizer",)))
+def test_the_checkpoint_holds_the_models_state_dict_as_it_was(checkpoint):
+    file_part(checkpoint, "model")
 
 
-@pytest.mark.audit("file.epoch")
-def test_the_checkpoint_holds_the_epoch_as_an_int(checkpoint, tmp_path):
-    _path, model, optimizer, obj = written(checkpoint, tmp_path)
-    fail_if(file_problem(obj, model, optimizer, EPOCH, HISTORY, parts=("epoch",)))
+def test_the_checkpoint_holds_the_optimizers_state_dict_as_it_was(checkpoint):
+    file_part(checkpoint, "optimizer")
 
 
-def history_of(kind: str, device=None) -> History:
-    """HISTORY with its entries of one kind (as train gives them: a named tuple of four lists)."""
-    import numpy as np
-
-    make = {"floats": float,
-            "cpu_tensors": lambda v: torch.tensor(v, device=device),
-            "grad_tensors": lambda v: torch.tensor(v, requires_grad=True) * 1.0,
-            "numpy": np.float64}[kind]
-    return History(*[[make(v) for v in h] for h in HISTORY])
+def test_the_checkpoint_holds_the_epoch_as_an_int(checkpoint):
+    file_part(checkpoint, "epoch")
 
 
 @pytest.mark.parametrize("kind", ["floats", "cpu_tensors", "grad_tensors", "numpy"])
-@pytest.mark.audit("file.history.{kind}")
-def test_the_checkpoint_holds_the_histories_as_lists_of_floats(checkpoint, tmp_path, kind):
-    history = history_of(kind)
-    _path, model, optimizer, obj = written(checkpoint, tmp_path, history=history)
-    fail_if(file_problem(obj, model, optimizer, EPOCH, history, parts=("history",)))
+def test_the_checkpoint_holds_the_histories_as_lists_of_floats(checkpoint, kind):
+    file_part(checkpoint, "history", kind)
 
 
 # --- what load_checkpoint restores --------------------------------------------------------------
 
 
-@pytest.mark.audit("load.returns", "load.model")
-def test_load_checkpoint_restores_the_model_in_place_and_returns_the_epoch_and_history(checkpoint, tmp_path):
-    path, model, _optimizer = saved(checkpoint, tmp_path)
-    resumed, resumed_optimizer = fresh()
-    result = call_load(checkpoint, path, resumed, resumed_optimizer)
-    fail_if(returned_problem(result, EPOCH, HISTORY))
-    fail_if(model_problem(resumed, state(model), load_call(True)))
+def test_load_checkpoint_restores_the_model_in_place_and_returns_the_epoch_and_history(checkpoint):
+    seed, found = loaded(checkpoint, "run", "load")
+    fail_if(model_problem(found["state"], run(seed)[0], load_call(True)))
 
 
-@pytest.mark.audit("load.optimizer")
-def test_load_checkpoint_restores_the_optimizers_state(checkpoint, tmp_path):
-    path, _model, optimizer = saved(checkpoint, tmp_path)
-    resumed, resumed_optimizer = fresh()
-    fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer), EPOCH, HISTORY))
-    fail_if(loaded_optimizer_problem(resumed_optimizer, optimizer, load_call(True)))
+def test_load_checkpoint_restores_the_optimizers_state(checkpoint):
+    seed, found = loaded(checkpoint, "run", "load")
+    fail_if(optimizer_difference(found["optimizer"], run(seed)[1], lessons.LOAD_OPTIMIZER_STATE, call=load_call(True)))
 
 
-@pytest.mark.audit("load.model_only")
-def test_load_checkpoint_without_an_optimizer_restores_the_model_alone(checkpoint, tmp_path):
-    path, model, _optimizer = saved(checkpoint, tmp_path)
-    resumed, _resumed_optimizer = fresh()
-    fail_if(returned_problem(call_load(checkpoint, path, resumed), EPOCH, HISTORY))
-    fail_if(model_problem(resumed, state(model), load_call(False)))
+def test_load_checkpoint_without_an_optimizer_restores_the_model_alone(checkpoint):
+    seed, found = loaded(checkpoint, "run", "model only")
+    fail_if(model_problem(found["state"], run(seed)[0], load_call(False)))
 
 
-@pytest.mark.audit("resume")
-def test_training_resumed_from_a_checkpoint_takes_the_steps_of_training_that_never_stopped(checkpoint, tmp_path):
-    fail_if(resume_problem(checkpoint, tmp_path))
+def test_training_resumed_from_a_checkpoint_takes_the_steps_of_training_that_never_stopped(checkpoint):
+    fail_if(resume_problem(*loaded(checkpoint, "run", "load")))
 
 
-@pytest.mark.audit("refuses")
-def test_a_checkpoint_that_would_run_code_is_refused(checkpoint, tmp_path):
-    for kind in PAYLOADS:   # every way of running code torch.load(weights_only=True) refuses, not one known payload
-        folder = tmp_path / kind
-        folder.mkdir()
-        path, _model, _optimizer = saved(checkpoint, folder)
-        marker = folder / "this-file-ran-code.txt"
-        with_hidden_code(path, marker, kind)
-        resumed, resumed_optimizer = fresh()
-        before = state(resumed)
-        call = load_call(True)
-        try:
-            result = checkpoint.load_checkpoint(path, resumed, resumed_optimizer)
-        except pickle.UnpicklingError:
-            result = None
-        except NotImplementedError:
-            raise
-        except Exception as err:  # noqa: BLE001 - another error than torch.load's: said below
-            error = f"{type(err).__name__}: {str(err)[:300]}"
-            fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else
-                    say(lessons.REFUSED_OTHERWISE, call=call, error=error))
-        else:
-            fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else
-                    say(lessons.NOT_REFUSED, call=call, returned=describe(result)))
-        fail_if(say(lessons.RUNS_CODE, marker=marker.name) if marker.exists() else None)
-        assert all(torch.equal(v, state(resumed)[k]) for k, v in before.items()), _(
+def test_a_checkpoint_that_would_run_code_is_refused(checkpoint):
+    # Every way of running code torch.load(weights_only=True) refuses, not one known payload.
+    saved(checkpoint)
+    call = load_call(True)
+    (_seed, _epoch, hidden), found = answer(checkpoint, "refuses", who=call)
+    for (_kind, marker), got in zip(hidden, found, strict=True):
+        ran = say(lessons.RUNS_CODE, marker=marker) if got["ran"] else None
+        if got["error"] is not None and not got["refused"]:   # another error than torch.load's
+            fail_if(ran or say(lessons.REFUSED_OTHERWISE, call=call, error=got["error"]))
+        elif got["error"] is None:
+            fail_if(ran or say(lessons.NOT_REFUSED, call=call, returned=describe(got["returned"])))
+        fail_if(ran)
+        assert got["unchanged"], _(
             "load_checkpoint changed the model before it refused the file: read the file first, then load")
 
 
-@given(epoch=st.integers(0, 10_000), n=st.integers(0, 4),
-       values=st.lists(st.floats(0, 10, allow_nan=False), min_size=16, max_size=16, unique=True))
-@pytest.mark.audit("round_trip")
-def test_any_epoch_and_history_come_back_as_they_were_saved(checkpoint, tmp_path_factory, epoch, n, values):
-    history = History(*[values[i * 4:i * 4 + n] for i in range(4)])
-    folder = tmp_path_factory.mktemp("round-trip")
-    path, model, optimizer, obj = written(checkpoint, folder, epoch=epoch, history=history)
-    fail_if(file_problem(obj, model, optimizer, epoch, history, parts=("epoch", "history")))
-    resumed, resumed_optimizer = fresh()
-    fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer), epoch, history))
+def test_any_epoch_and_history_come_back_as_they_were_saved(checkpoint):
+    written(checkpoint)
+    cases = iter(checkpoint.cases("round_trip"))
+    for save, load in zip(cases, cases):   # each drawn epoch and history: saved, then loaded
+        seed, epoch, n, values, _kind = save.args
+        history = History(*[values[i * 4:i * 4 + n] for i in range(4)])
+        with explained(checkpoint, SAVE):
+            found = save.answer
+        fail_if(read_problem(found, "run.pt"))
+        fail_if(file_problem(found["file"], *run(seed)[:2], epoch, history, parts=("epoch", "history")))
+        with explained(checkpoint, load_call(True)):
+            fail_if(returned_problem(load.answer, epoch, history))
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) ------------------------------------
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.file")
-def test_saved_on_the_accelerator_the_checkpoint_keeps_each_tensor_where_it_lived(checkpoint, accelerator, tmp_path):
-    path, model, optimizer, _obj = written(checkpoint, tmp_path, accelerator)
-    fail_if(moved_problem(path, model, optimizer, accelerator))
+def test_saved_on_the_accelerator_the_checkpoint_keeps_each_tensor_where_it_lived(checkpoint, accelerator):
+    _args, found = written(checkpoint, "on_accelerator")
+    fail_if(moved_problem(found["tags"], found["want"], accelerator))
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.history")
-def test_the_seeds_history_of_device_tensors_is_saved_as_floats(checkpoint, accelerator, tmp_path):
+def test_the_seeds_history_of_device_tensors_is_saved_as_floats(checkpoint, accelerator):
     # The seed's train: losses as floats, accuracies as 0-d tensors on the device.
-    history = History(HISTORY[0], HISTORY[1], *[[torch.tensor(v, device=accelerator) for v in h] for h in HISTORY[2:]])
-    _path, model, optimizer, obj = written(checkpoint, tmp_path, accelerator, history=history)
-    fail_if(file_problem(obj, model, optimizer, EPOCH, history, parts=("history",)))
+    file_part(checkpoint, "history", "seed", "on_accelerator", accelerator)
+
+
+def on_the_accelerator_problem(seed, found, accelerator, call) -> str | None:
+    at_save, optimizer_at_save, _uninterrupted = run(seed)
+    return (model_problem(found["state"], at_save, call, ATOL)
+            or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, ATOL,
+                                    call=call)
+            or placement_problem(found, call) or step_problem(found, call))
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device_none")
-def test_device_none_loads_onto_the_models_own_device(checkpoint, accelerator, tmp_path):
-    path, model, optimizer = saved(checkpoint, tmp_path)
-    resumed, resumed_optimizer = fresh(accelerator)
+def test_device_none_loads_onto_the_models_own_device(checkpoint, accelerator):
+    seed, found = loaded(checkpoint, "on_accelerator", "device=None")
     call = load_call(True)
-    fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer), EPOCH, HISTORY))
-    after = {p.device.type for p in resumed.parameters()}
+    after = set(found["devices"])
     if after != {accelerator.type}:
         fail_if(say(lessons.LOAD_DEVICE_NONE, call=call, before=accelerator, after=", ".join(sorted(after))))
-    fail_if(model_problem(resumed, state(model), call) or loaded_optimizer_problem(resumed_optimizer, optimizer, call)
-            or placement_problem(resumed, resumed_optimizer, call)
-            or step_problem(resumed, resumed_optimizer, accelerator, call))
+    fail_if(on_the_accelerator_problem(seed, found, accelerator, call))
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.moved")
-def test_a_given_device_takes_the_model_there_first_and_the_optimizer_state_beside_it(checkpoint, accelerator,
-                                                                                       tmp_path):
-    path, model, optimizer = saved(checkpoint, tmp_path)
-    resumed, resumed_optimizer = fresh()
+def test_a_given_device_takes_the_model_there_first_and_the_optimizer_state_beside_it(checkpoint, accelerator):
+    seed, found = loaded(checkpoint, "on_accelerator", "device given", accelerator)
     call = load_call(True, accelerator)
-    fail_if(returned_problem(call_load(checkpoint, path, resumed, resumed_optimizer, device=accelerator), EPOCH,
-                             HISTORY))
-    after = {p.device.type for p in resumed.parameters()}
+    after = set(found["devices"])
     if after != {accelerator.type}:
         fail_if(say(lessons.LOAD_MOVES_THE_MODEL, call=call, before="cpu", after=", ".join(sorted(after))))
-    stepped = [p for group in resumed_optimizer.param_groups for p in group["params"]]
-    assert all(any(p is q for q in resumed.parameters()) for p in stepped), _(
+    assert all(found["held"]), _(
         "after load_checkpoint the optimizer no longer holds the model's parameters: move the caller's model in "
         "place (Module.to keeps its Parameter objects), never a copy of it")
-    fail_if(model_problem(resumed, state(model), call) or loaded_optimizer_problem(resumed_optimizer, optimizer, call)
-            or placement_problem(resumed, resumed_optimizer, call)
-            or step_problem(resumed, resumed_optimizer, accelerator, call))
+    fail_if(on_the_accelerator_problem(seed, found, accelerator, call))
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("device.resume")
-def test_training_resumed_on_the_accelerator_takes_the_steps_of_training_that_never_stopped(checkpoint,
-                                                                                             accelerator, tmp_path):
-    fail_if(resume_problem(checkpoint, tmp_path, accelerator))
+def test_training_resumed_on_the_accelerator_takes_the_steps_of_training_that_never_stopped(checkpoint, accelerator):
+    fail_if(resume_problem(*loaded(checkpoint, "on_accelerator", "resume", atol=ATOL), ATOL))
 
 
 # --- on a laptop: a fresh process without an accelerator ------------------------------------------
 
 
-class Laptop:
-    """A file saved on the accelerator by the learner's save_checkpoint, opened by their load_checkpoint in
-    a fresh process that has no accelerator: made once, on the first check that asks (its outcome, a
-    failure or a skip included, is every asking check's)."""
-
-    CALLS = {"load_checkpoint(path, model, optimizer)": None,
-             "load_checkpoint(path, model, optimizer, device='cpu')": "cpu"}
-
-    def __init__(self, folder):
-        self.folder, self.found, self.raised = folder, None, None
-
-    def __call__(self, checkpoint, accelerator) -> dict:
-        __tracebackhide__ = True
-        if self.found is None and self.raised is None:
-            try:
-                self.found = self._open(checkpoint, accelerator)
-            except BaseException as exc:  # the outcome of every check that asks
-                self.raised = exc
-        if self.raised is not None:
-            raise self.raised
-        return self.found
-
-    def _open(self, checkpoint, accelerator) -> dict:
-        __tracebackhide__ = True
-        if accelerator.type == "mps":
-            pytest.skip(_("a fresh process can't be made without MPS (it can't be hidden): this check needs CUDA or "
-                          "the simulated accelerator"))
-        path, model, optimizer = saved(checkpoint, self.folder, accelerator, name="from-the-gpu.pt")
-        fail_if(moved_problem(path, model, optimizer, accelerator))
-        at_save, optimizer_at_save = state(model), optimizer_state(optimizer)
-        train_batches(model, optimizer, fixed_batches(), MORE, accelerator)   # the run that never stopped
-        file = getattr(module_of(checkpoint), "__file__", None)
-        if not file:
-            pytest.skip(_("this check opens your checkpoint in a fresh Python process, which can import a .py file "
-                          "but not a notebook's functions: save them as exercises/checkpoint.py and run "
-                          "`pytest exercises/checkpoint.py`"))
-        from pathlib import Path
-
-        try:
-            found = open_elsewhere({"folder": str(Path(file).parent), "module": "checkpoint", "file": str(path),
-                                    "seed": 5, "batches": {}, "epochs": MORE, "calls": self.CALLS})
-        except NotRun as err:
-            pytest.skip(say("this check needs a fresh Python process without an accelerator, and {reason}", reason=err))
-        if found["cuda"] or found["simulated"]:
-            pytest.skip(_("the fresh process still had an accelerator (CUDA_VISIBLE_DEVICES was not obeyed)"))
-        return {**found, "path": path, "at_save": at_save, "optimizer_at_save": optimizer_at_save,
-                "uninterrupted": {name: p.detach().cpu() for name, p in model.named_parameters()}}
+@pytest.fixture
+def laptop(checkpoint, accelerator):
+    """The laptop record's one case (a check with this fixture has tests/conftest.py fork the laptops' server)."""
+    if accelerator.type == "mps":
+        pytest.skip(_("a fresh process can't be made without MPS (it can't be hidden): this check needs CUDA or "
+                      "the simulated accelerator"))
+    return checkpoint.cases("laptop")[0]
 
 
-@pytest.fixture(scope="module")
-def laptop(tmp_path_factory, checkpoint):
-    # One laptop per module under check: the project's own run checks solutions/ and the stubs in one process,
-    # and a laptop shared by both would hand the stubs the solutions' outcome.
-    del checkpoint
-    return Laptop(tmp_path_factory.mktemp("laptop"))
+def opened(checkpoint, laptop, accelerator):
+    """(seed, epoch, what the laptop found) for a file saved on the accelerator that holds the contract's
+    checkpoint, as it was saved there (the outcome, a failure or a skip included, is both laptop checks')."""
+    __tracebackhide__ = True
+    seed, epoch = laptop.args
+    with explained(checkpoint, SAVE):
+        found = laptop.answer
+    fail_if(read_problem(found["read"], "from-the-gpu.pt")
+            or file_problem(found["read"]["file"], *run(seed)[:2], epoch, HISTORY, atol=ATOL)
+            or moved_problem(found["tags"], found["want"], accelerator))
+    if found.get("notebook"):
+        pytest.skip(_("this check opens your checkpoint in a fresh Python process, which can import a .py file "
+                      "but not a notebook's functions: save them as exercises/checkpoint.py and run "
+                      "`pytest exercises/checkpoint.py`"))
+    if "laptop" not in found:
+        pytest.skip(say("this check needs a fresh Python process without an accelerator, and {reason}",
+                        reason=found["not_run"]))
+    if found["laptop"]["cuda"] or found["laptop"]["simulated"]:
+        pytest.skip(_("the fresh process still had an accelerator (CUDA_VISIBLE_DEVICES was not obeyed)"))
+    return seed, epoch, found["laptop"]
 
 
 # Where an error of the fresh process was raised, when it was not in the learner's file.
 A_LIBRARY_CALL = N_("a library call")
 
 
-def elsewhere_problem(checkpoint, found: dict, call: str) -> str | None:
-    """The learner's load_checkpoint raised nothing on the laptop (a stub's NotImplementedError is raised
-    here, in this process, so that it reads as every stub does)."""
+def elsewhere_problem(found: dict, call: str) -> str | None:
+    """The learner's load_checkpoint raised nothing on the laptop (a stub's NotImplementedError was raised by
+    the record, in its own process, so that it reads as every stub does)."""
     error = found["calls"][call]["error"]
     if error is None:
         return None
-    if error["not_written"]:
-        checkpoint.load_checkpoint(found["path"], tiny_model(5))
     text = f"{error['type']}: {error['message']}"
     if "Attempting to deserialize object on a CUDA device" in error["message"]:
         return say(lessons.ELSEWHERE_NEEDS_MAP_LOCATION, error=text, where=error["where"] or _(A_LIBRARY_CALL),
@@ -457,13 +359,11 @@ def elsewhere_problem(checkpoint, found: dict, call: str) -> str | None:
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("elsewhere.opens", observed=N_("in a fresh process without an accelerator: that load_checkpoint "
-                                                   "opened the file"))
 def test_a_machine_without_a_gpu_opens_a_checkpoint_saved_on_one(checkpoint, accelerator, laptop):
-    found = laptop(checkpoint, accelerator)
-    for call in Laptop.CALLS:
-        fail_if(elsewhere_problem(checkpoint, found, call))
-        problem = returned_problem(_value(found["calls"][call]["returned"]), EPOCH, HISTORY)
+    _seed, epoch, found = opened(checkpoint, laptop, accelerator)
+    for call in CALLS:
+        fail_if(elsewhere_problem(found, call))
+        problem = returned_problem(_value(found["calls"][call]["returned"]), epoch, HISTORY)
         fail_if(problem and problem + "\n" + say(lessons.ELSEWHERE_PLAIN, what=call))
     assert "Attempting to deserialize object on a CUDA device" in found["torch_load"], say(
         "without map_location, PyTorch's own torch.load(path) opens this file on a machine without a GPU: it holds "
@@ -471,23 +371,21 @@ def test_a_machine_without_a_gpu_opens_a_checkpoint_saved_on_one(checkpoint, acc
         gave=found["torch_load"] or _("no error"))
 
 
-def laptop_problem(found: dict, call: str) -> str | None:
+def laptop_problem(found: dict, seed: int, epoch: int, call: str) -> str | None:
     """What the learner's load_checkpoint left on the laptop: the returned values, the model's state on the
     CPU, the optimizer's state beside it, and training that goes on as the run that never stopped."""
+    at_save, optimizer_at_save, uninterrupted = run(seed)
     got = found["calls"][call]
     where = "\n" + say(lessons.ELSEWHERE_PLAIN, what=call)
-    problem = returned_problem(_value(got["returned"]), EPOCH, HISTORY)
+    problem = returned_problem(_value(got["returned"]), epoch, HISTORY)
     if problem:
         return problem + where
     if set(got["devices"]) != {"cpu"}:
         return say(lessons.LOAD_DEVICE_NONE, call=call, before="cpu", after=", ".join(sorted(set(got["devices"])))) \
             + where
-    for key, value in found["at_save"].items():
-        if not torch.equal(got["state"][key], value):
-            return say(lessons.LOAD_MODEL_STATE, call=call, key=key, got=got["state"][key].reshape(-1)[:3].tolist(),
-                       want=value.reshape(-1)[:3].tolist()) + where
-    problem = optimizer_difference(got["optimizer_state"], found["optimizer_at_save"], lessons.LOAD_OPTIMIZER_STATE,
-                                   call=call)
+    problem = (model_problem(got["state"], at_save, call, ATOL)
+               or optimizer_difference(got["optimizer_state"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE,
+                                       ATOL, call=call))
     if problem:
         return problem + where
     for index, entry in enumerate(got["optimizer"]):
@@ -499,26 +397,24 @@ def laptop_problem(found: dict, call: str) -> str | None:
         error = got["step_error"]
         text = f"{error['type']}: {error['message'][:300]}"
         return say(lessons.NEXT_STEP_FAILED, call=call, error=text) + where
-    for (name, want), after in zip(found["uninterrupted"].items(), got["after"]):
+    for (name, want), after in zip(uninterrupted.items(), got["after"]):
         gap = (after - want).abs().max().item()
-        if gap > 1e-5:
+        if gap > ATOL:
             return say(lessons.RESUME_DIFFERS, epochs=MORE, name=name, gap=gap) + where
     return None
 
 
 @pytest.mark.cuda
-@pytest.mark.audit("elsewhere", observed=N_("in a fresh process without an accelerator: what the model and optimizer "
-                                              "held"))
 def test_on_that_machine_the_state_lands_on_the_cpu_and_training_continues(checkpoint, accelerator, laptop):
-    found = laptop(checkpoint, accelerator)
-    for call in Laptop.CALLS:
-        fail_if(elsewhere_problem(checkpoint, found, call))
-    for call in Laptop.CALLS:
-        fail_if(laptop_problem(found, call))
+    seed, epoch, found = opened(checkpoint, laptop, accelerator)
+    for call in CALLS:
+        fail_if(elsewhere_problem(found, call))
+    for call in CALLS:
+        fail_if(laptop_problem(found, seed, epoch, call))
 
 
 def _value(plain):
-    """A value the fresh process described (kata.checks.elsewhere) as a Python value again."""
+    """A value the fresh process described (kata.records.elsewhere) as a Python value again."""
     kind = plain.get("kind")
     if kind in ("list", "tuple", "namedtuple"):
         items = [_value(v) for v in plain["items"]]

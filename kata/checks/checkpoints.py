@@ -1,13 +1,12 @@
-"""What the checkpoint checks compare with: a tiny run to save, what a checkpoint file holds, and a file
-that would run code.
+"""What the checkpoint checks compare with: a tiny run's states, and what a checkpoint file holds.
 
 A checkpoint's layout is the learner's to choose (their ``load_checkpoint``
 reads it), so the checks read a file by what it holds, not by its keys: the
 mapping with the model's state_dict keys, the mapping with ``state`` and
 ``param_groups`` (the optimizer's), a number equal to the epoch, and a list with
-each history's values (:func:`contents`). The file is read as any stranger's
-file should be, with ``weights_only=True``; a refusal is said by what the file
-holds (:func:`unreadable_problem`).
+each history's values (:func:`contents`). The records (records/checkpoint.py)
+read the file as any stranger's file should be read, with ``weights_only=True``;
+a refusal is said by what the file holds (:func:`unreadable_problem`).
 """
 
 from __future__ import annotations
@@ -20,20 +19,16 @@ from pathlib import Path
 
 import torch
 
-from kata.audit.payloads import RunsCode
 from kata.checks import lessons
 from kata.checks.messages import describe
 from kata.i18n import _, say
-from kata.records.history import HISTORY_NAMES, History
+from kata.records.history import HISTORY, HISTORY_NAMES
 
-__all__ = ["EPOCH", "HISTORY", "Contents", "contents", "describe_file", "device_tags", "epoch_problem",
-           "file_problem", "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
-           "optimizer_state", "read",
-           "refused_global", "state", "state_problem", "unreadable_problem", "with_hidden_code"]
+__all__ = ["HISTORY", "Contents", "contents", "describe_file", "epoch_problem", "file_problem",
+           "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
+           "optimizer_state", "read_problem", "refused_global", "same", "state", "state_problem",
+           "unreadable_problem"]
 
-EPOCH = 3   # the checks' tiny run trains this many epochs before it is saved
-# Four histories with distinct values, as train gives them (a named tuple of four lists of floats).
-HISTORY = History([0.6931, 0.5417, 0.4873], [0.7012, 0.5884, 0.5521], [0.5, 0.75, 0.8125], [3 / 7, 5 / 7, 6 / 7])
 
 
 def state(model) -> dict:
@@ -54,17 +49,16 @@ _REFUSED = re.compile(r"Unsupported global: GLOBAL ([\w.]+)")
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def refused_global(err: BaseException) -> str | None:
-    """The global (``torch.nn.modules.container.Sequential``) weights_only loading refused, or None."""
-    import pickle
-
-    found = _REFUSED.search(str(err)) if isinstance(err, pickle.UnpicklingError) else None
+def refused_global(kind: str, message: str) -> str | None:
+    """The global (``torch.nn.modules.container.Sequential``) weights_only loading refused (an error of type
+    ``kind`` said ``message``), or None."""
+    found = _REFUSED.search(message) if kind == "UnpicklingError" else None
     return found.group(1) if found else None
 
 
-def unreadable_problem(err: BaseException, path) -> str | None:
+def unreadable_problem(kind: str, message: str, path) -> str | None:
     """The lesson for a checkpoint weights_only=True refuses (by what it holds), or None for another error."""
-    name = refused_global(err)
+    name = refused_global(kind, message)
     if name is None:
         return None
     if name.startswith("torch.nn.modules") or name.startswith("torch.nn.parameter.Parameter"):
@@ -75,29 +69,23 @@ def unreadable_problem(err: BaseException, path) -> str | None:
         kind = "numpy"
     else:
         kind = "class"
-    gist = next((line.strip() for line in _ANSI.sub("", str(err)).splitlines() if "Unsupported global" in line), "")
+    gist = next((line.strip() for line in _ANSI.sub("", message).splitlines() if "Unsupported global" in line), "")
     gist = re.sub(r"_kata_target_\d+\.", "", gist.split(" was not an allowed global")[0])
     return (say(lessons.CKPT_UNREADABLE[kind], name=name.rsplit(".", 1)[-1]) + "\n"
             + say(lessons.CKPT_REFUSED_AS, path=Path(path).name, gist=gist.replace("WeightsUnpickler error: ", "")))
 
 
-def read(path):
-    """(what the file holds, read with weights_only=True onto the CPU, None) or (None, the problem)."""
-    if not Path(path).is_file():
-        return None, say(lessons.CKPT_NO_FILE, path=Path(path).name)
-    try:
-        return torch.load(path, weights_only=True, map_location="cpu"), None
-    except Exception as err:  # noqa: BLE001 - a refusal is said by what it refused; anything else, as it is
-        error = f"{type(err).__name__}: {err}"
-        return None, unreadable_problem(err, path) or say("torch.load({path}, weights_only=True) failed: {error}",
-                                                          path=Path(path).name, error=error)
-
-
-def device_tags(path) -> list[str]:
-    """The device each of the file's storages was saved from, as torch.load reads it ('cuda:0', 'cpu')."""
-    seen: list[str] = []
-    torch.load(path, weights_only=True, map_location=lambda storage, location: seen.append(location) or storage)
-    return seen
+def read_problem(held: Mapping, path) -> str | None:
+    """Why the file a record read (``{"missing"}``, ``{"error": {"type", "message"}}`` or ``{"file"}``) is no
+    checkpoint read with weights_only=True onto the CPU, or None."""
+    if held.get("missing"):
+        return say(lessons.CKPT_NO_FILE, path=Path(path).name)
+    error = held.get("error")
+    if error is None:
+        return None
+    text = f"{error['type']}: {error['message']}"
+    return unreadable_problem(error["type"], error["message"], path) or say(
+        "torch.load({path}, weights_only=True) failed: {error}", path=Path(path).name, error=text)
 
 
 # --- what a file holds, found by what it is ----------------------------------------------------------
@@ -187,21 +175,26 @@ def describe_file(obj) -> str:
 # --- what a file must hold: the contract's checkpoint ---------------------------------------------
 
 
-def _first_difference(got: Mapping, want: Mapping):
+def same(got, want, atol: float = 0.0) -> bool:
+    """Tensors equal (within ``atol``, for a run on an accelerator against the checks' own on the CPU)."""
+    got = got.detach().cpu()
+    return torch.equal(got, want) if not atol else bool(torch.allclose(got.double(), want.double(), 0, atol))
+
+
+def _first_difference(got: Mapping, want: Mapping, atol: float = 0.0):
     """(key, got, want) of the first tensor that differs, or None."""
     for key, value in want.items():
         mine = got.get(key)
-        if not isinstance(mine, torch.Tensor) or mine.shape != value.shape or not torch.equal(mine.cpu(), value):
+        if not isinstance(mine, torch.Tensor) or mine.shape != value.shape or not same(mine, value, atol):
             return key, mine, value
     return None
 
 
-def state_problem(found: Contents, obj, model) -> str | None:
-    """The model's state_dict is in the file, with the values the model had when saved."""
-    want = state(model)
+def state_problem(found: Contents, obj, want: dict, atol: float = 0.0) -> str | None:
+    """The model's state_dict is in the file, with the values the model had when saved (``want``)."""
     if found.model is None:
         return say(lessons.CKPT_NO_MODEL_STATE, keys=", ".join(want), found=describe_file(obj))
-    first = _first_difference(found.model, want)
+    first = _first_difference(found.model, want, atol)
     if first is not None:
         key, got, value = first
         return say(lessons.CKPT_MODEL_STATE_DIFFERS, key=key, got=_tensor(got), want=_tensor(value))
@@ -215,14 +208,14 @@ def _tensor(t) -> str:
                values=t.detach().cpu().reshape(-1)[:3].tolist())
 
 
-def optimizer_problem(found: Contents, obj, optimizer) -> str | None:
-    """The optimizer's state_dict is in the file, as the optimizer had it when saved."""
+def optimizer_problem(found: Contents, obj, want: dict, atol: float = 0.0) -> str | None:
+    """The optimizer's state_dict is in the file, as the optimizer had it when saved (``want``)."""
     if found.optimizer is None:
         return say(lessons.CKPT_NO_OPTIMIZER_STATE, found=describe_file(obj))
-    return optimizer_difference(found.optimizer, optimizer_state(optimizer), lessons.CKPT_OPTIMIZER_STATE_DIFFERS)
+    return optimizer_difference(found.optimizer, want, lessons.CKPT_OPTIMIZER_STATE_DIFFERS, atol)
 
 
-def optimizer_difference(got: Mapping, want: dict, template: str, **values) -> str | None:
+def optimizer_difference(got: Mapping, want: dict, template: str, atol: float = 0.0, **values) -> str | None:
     states = got.get("state") if isinstance(got, Mapping) else None
     if not isinstance(states, Mapping) or sorted(states) != sorted(want["state"]):
         shown = sorted(states) if isinstance(states, Mapping) else type(states).__name__
@@ -231,9 +224,9 @@ def optimizer_difference(got: Mapping, want: dict, template: str, **values) -> s
     for index, entries in want["state"].items():
         for name, value in entries.items():
             mine = states[index].get(name) if isinstance(states[index], Mapping) else None
-            same = (torch.equal(mine.detach().cpu(), value) if isinstance(mine, torch.Tensor) and isinstance(
+            equal = (same(mine, value, atol) if isinstance(mine, torch.Tensor) and isinstance(
                 value, torch.Tensor) and mine.shape == value.shape else mine == value)
-            if not same:
+            if not equal:
                 return say(template, what=say("'state'[{index}][{name}] is {got}; the optimizer's is {want}",
                                               index=index, name=repr(name), got=_tensor(mine), want=_tensor(value)),
                            **values)
@@ -288,49 +281,21 @@ def epoch_problem(found: Contents, obj, epoch) -> str | None:
     return say(lessons.CKPT_NO_EPOCH, epoch=epoch, found=describe_file(obj))
 
 
-def file_problem(obj, model, optimizer, epoch, history, parts=("model", "optimizer", "epoch", "history")):
-    """The first thing the contract's checkpoint holds that this one does not (None: it holds them all)."""
-    found = contents(obj, model.state_dict().keys(), epoch, history)
-    checks = {"model": lambda: state_problem(found, obj, model),
-              "optimizer": lambda: optimizer_problem(found, obj, optimizer),
+def file_problem(obj, at_save: dict, optimizer_at_save: dict, epoch, history, parts=("model", "optimizer", "epoch",
+                                                                                 "history"), atol: float = 0.0):
+    """The first thing the contract's checkpoint holds that this one does not (None: it holds them all), for a run
+    whose model's and optimizer's states at save were ``at_save`` and ``optimizer_at_save``."""
+    found = contents(obj, at_save.keys(), epoch, history)
+    checks = {"model": lambda: state_problem(found, obj, at_save, atol),
+              "optimizer": lambda: optimizer_problem(found, obj, optimizer_at_save, atol),
               "epoch": lambda: epoch_problem(found, obj, epoch),
               "history": lambda: history_problem(found, obj, history)}
     return next((p for p in (checks[part]() for part in parts) if p is not None), None)
 
 
-def moved_problem(path, model, optimizer, device) -> str | None:
-    """Saved from ``device``: as many of the file's tensors tagged for a device as the state_dicts hold there."""
-    import io
-
-    buffer = io.BytesIO()
-    torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
-    buffer.seek(0)
-    want = [t for t in device_tags(buffer) if t != "cpu"]
-    got = [t for t in device_tags(path) if t != "cpu"]
-    if len(got) >= len(want):
+def moved_problem(got: int, want: int, device) -> str | None:
+    """Saved from ``device``: as many of the file's tensors tagged for a device (``got``) as the state_dicts hold
+    there (``want``)."""
+    if got >= want:
         return None
-    return say(lessons.CKPT_MOVED_BEFORE_SAVING, device=device, device_tensors=len(got), want=len(want))
-
-
-# --- a file that would run code --------------------------------------------------------------------
-
-
-def with_hidden_code(path: Path, marker: Path, kind: str = "exec") -> None:
-    """Rewrite the checkpoint at ``path`` (the learner's own, for the check's tiny model) with a pickled
-    call of ``kind`` (kata.audit.payloads.KINDS) hidden in it, beside what it held: a file its reader's
-    ``load_checkpoint`` would otherwise take."""
-    try:
-        obj = torch.load(path, weights_only=True, map_location="cpu")
-    except Exception:  # noqa: BLE001 - the learner's own file of the check's model: read it as it was written
-        obj = torch.load(path, weights_only=False, map_location="cpu")
-    hidden = RunsCode(marker, kind, source=path)
-    if isinstance(obj, dict):
-        obj = {**obj, "notes": hidden}
-    elif isinstance(obj, list):
-        obj = [*obj, hidden]
-    elif isinstance(obj, tuple):
-        obj = (*obj, hidden)
-    else:
-        obj = {"checkpoint": obj, "notes": hidden}
-    torch.save(obj, path)
-
+    return say(lessons.CKPT_MOVED_BEFORE_SAVING, device=device, device_tensors=got, want=want)

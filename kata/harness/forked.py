@@ -2,7 +2,7 @@
 
 Two kinds of process are forked from a long-lived one: the grader's children
 (kata/grading/server.py), which run a submission, and the checkpoint checks'
-laptops (kata/checks/elsewhere.py). Each starts with its standard streams on one
+laptops (kata/records/elsewhere.py). Each starts with its standard streams on one
 file and none of its parent's other descriptors, and each is ended with its
 process group, whatever it started.
 """

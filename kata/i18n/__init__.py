@@ -46,7 +46,7 @@ LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
 # whose sentences it holds. Each domain's .po is edited on its own; a message is
 # looked up in all of them, so a sentence shared by two areas needs one entry.
 CATALOGUES = {
-    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py"],
+    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py", "kata/records/elsewhere.py"],
     "checks-a": ["tests/test_data.py", "tests/test_model.py", "tests/test_devices.py"],
     "checks-b": ["tests/test_plotting.py", "tests/test_training.py", "tests/test_sync.py",
                  "tests/test_checkpoint.py", "tests/conftest.py", "conftest.py"],

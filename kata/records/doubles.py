@@ -24,11 +24,14 @@ from torch import nn
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 from torch.utils.data import TensorDataset
 
-__all__ = ["BATCH", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log", "fixed_batches",
-           "graphs_held", "host", "locals_at_return", "replay", "tiny_data", "tiny_model", "tiny_seeds", "tiny_setup",
-           "train_batches", "watch_model"]
+from kata.records.history import HISTORY, History
+
+__all__ = ["BATCH", "MORE", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log",
+           "fixed_batches", "graphs_held", "history_of", "host", "locals_at_return", "replay", "tiny_data",
+           "tiny_model", "tiny_run", "tiny_seeds", "tiny_setup", "train_batches", "watch_model"]
 
 N_TRAIN, N_VALID, BATCH = 10, 7, 4  # batches of 4, 4, 2 and 4, 3: per-sample and per-batch means differ
+MORE = 2   # the epochs a tiny run resumed from a checkpoint trains on (the checkpoint's records and checks)
 
 
 class HostBatch(torch.Tensor):
@@ -208,6 +211,25 @@ def train_batches(model, optimizer, batches, epochs=1, device=None) -> None:
             loss.backward()
             optimizer.step()
             optimizer.zero_grad()
+
+
+def tiny_run(seed=0, epochs=3, device=None):
+    """The tiny model (of ``seed``) on ``device`` and its Adam (lr=0.001), trained ``epochs`` epochs (fixed_batches)."""
+    model = tiny_model(seed).to(device or "cpu")
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+    train_batches(model, optimizer, fixed_batches(), epochs, device)
+    return model, optimizer
+
+
+def history_of(kind: str, device=None) -> History:
+    """HISTORY with its entries of one kind, as a train may give them: floats, 0-d tensors (on ``device``), tensors
+    that require grad, NumPy scalars; or the seed's train's ("seed"): losses as floats, accuracies on ``device``."""
+    import numpy as np
+
+    make = {"floats": float, "cpu_tensors": lambda v: torch.tensor(v, device=device), "numpy": np.float64,
+            "grad_tensors": lambda v: torch.tensor(v, requires_grad=True) * 1.0,
+            "seed": lambda v: torch.tensor(v, device=device)}[kind]
+    return History(*[h if kind == "seed" and i < 2 else [make(v) for v in h] for i, h in enumerate(HISTORY)])
 
 
 def tiny_setup(n_train=N_TRAIN, n_valid=N_VALID, batch=BATCH, seed=0, model=None):

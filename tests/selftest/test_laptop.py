@@ -1,4 +1,4 @@
-"""The checkpoint checks' laptop as `kata grade` makes it: forked by the checks' server (kata.checks.elsewhere.Forks).
+"""The checkpoint checks' laptop as `kata grade` makes it: forked by the checks' server (kata.records.elsewhere.Forks).
 
 A checks child asks its server for a laptop through a socket; the server forks it from itself, with CUDA
 hidden and none of the server's descriptors open, answers with its exit status, ends a laptop that runs
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from kata.checks import elsewhere
+from kata.records import elsewhere
 
 
 def ask(forks: elsewhere.Forks, monkeypatch, job: dict, timeout: float = 10.0):

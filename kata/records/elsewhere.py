@@ -2,21 +2,22 @@
 
 The checkpoint exercise's lesson happens on another machine than the one that
 saved the file. :func:`open_elsewhere` starts that machine as a child process
-(``python -m kata.checks.elsewhere JOB``), once for the checks that need it
-(importing torch takes seconds): CUDA hidden (``CUDA_VISIBLE_DEVICES=""``),
-the simulated accelerator never installed, so ``torch.load`` there meets what a
-CPU-only machine meets. The child imports the learner's module from its folder
-(kata/harness/target.py), tries PyTorch's own ``torch.load(file)`` and then the
-learner's ``load_checkpoint`` for each call the job names, continues training
-on the CPU after each, and writes what it found as a file of plain values and
-CPU tensors (read back with ``weights_only=True``). It imports torch and the
-kata's harness only: no torchvision, no checks.
+(``python -m kata.records.elsewhere JOB``), once for the record that needs it
+(records/checkpoint.py's laptop; importing torch takes seconds): CUDA hidden
+(``CUDA_VISIBLE_DEVICES=""``), the simulated accelerator never installed, so
+``torch.load`` there meets what a CPU-only machine meets. The child imports the
+learner's module from its folder (kata/harness/target.py), tries PyTorch's own
+``torch.load(file)`` and then the learner's ``load_checkpoint`` for each call
+the job names, continues training on the CPU after each, and writes what it
+found as a file of plain values and CPU tensors (read back with
+``weights_only=True``). It imports torch and the kata's harness only: no
+torchvision, no checks.
 
 Where it can, the laptop is forked instead (:class:`Forks`) from a process that
 has imported torch but never installed the simulated accelerator: that process
 is the machine already, without paying for torch's import again (4.6 to 6 s of
-the check, measured). Under ``kata grade`` it is the checks' server
-(kata/grading/server.py), and the checks' child asks it through the socket the server
+the check, measured). Under ``kata grade`` it is the sandbox's server
+(kata/grading/server.py), and its child asks it through the socket the server
 gives it (:func:`ask_through`). In any other run of the checks it is forked from the run
 itself by :func:`serve_laptops`, while the checks are collected and before the
 kata's plugin installs the simulated accelerator. Either server forks each laptop
@@ -43,9 +44,12 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "Forks", "NotRun", "ask_through", "main", "open_elsewhere", "serve_laptops"]
+__all__ = ["CALLS", "TIMEOUT", "Forks", "NotRun", "ask_through", "main", "open_elsewhere", "serve_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
+# The checkpoint's laptop's calls of load_checkpoint (a job's "calls"): how each is said, and its device argument.
+CALLS = {"load_checkpoint(path, model, optimizer)": None,
+         "load_checkpoint(path, model, optimizer, device='cpu')": "cpu"}
 
 
 class NotRun(Exception):
@@ -78,7 +82,7 @@ def _spawned(job_file: Path, timeout: float) -> tuple[int, str]:
            "PYTHONPATH": os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])}
     env.pop("PYTEST_ADDOPTS", None)
     try:
-        done = subprocess.run([sys.executable, "-m", "kata.checks.elsewhere", str(job_file)], env=env,
+        done = subprocess.run([sys.executable, "-m", "kata.records.elsewhere", str(job_file)], env=env,
                               capture_output=True, text=True, timeout=timeout, cwd=os.getcwd())
     except subprocess.TimeoutExpired:
         raise NotRun(say("the fresh process did not finish within {timeout:g} s", timeout=timeout)) from None
