@@ -7,9 +7,11 @@ Everything that asks "which exercises are there?" or "which exercise is this
 check?" asks here: the pytest plugin (markers, fixtures, the table), the
 grader, and the ``kata`` command.
 
-An exercise NAME is four things: ``exercises/NAME.py`` (the stub),
+An exercise NAME is found by its name: ``exercises/NAME.py`` (the stub),
 ``solutions/NAME.py`` (the reference), ``tests/test_NAME.py`` (its checks, which
-take the learner's module as a fixture named NAME) and its entry here.
+take the learner's module as a fixture named NAME), ``records/NAME.py`` (what
+they ask the module) and its entry here; docs/developing.md ("Add an
+exercise") lists every file a new one writes.
 """
 
 from __future__ import annotations
@@ -20,11 +22,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePath
 
-from kata.i18n import N_, _, say
+from kata.i18n import N_, _, say, translation
 from kata.project import Project, ProjectError, locate
 
 __all__ = ["CURRICULUM_FILE", "CurriculumError", "Exercise", "HINT_LEVELS", "exercise_of", "exercises", "get",
-           "hint_level_name", "load", "missing_files", "name_width", "names", "parse", "UnknownExercise"]
+           "hint_level_name", "load", "missing_files", "name_width", "names", "parse", "table_rows",
+           "UnknownExercise"]
 
 CURRICULUM_FILE = Path(__file__).with_name("curriculum.toml")
 
@@ -214,8 +217,8 @@ def load(path: Path = CURRICULUM_FILE, project: Project | None = None) -> tuple[
         missing = missing_files(curriculum, project)
         if missing:
             raise CurriculumError(
-                say("{path}: an exercise is four things (exercises/NAME.py, solutions/NAME.py, "
-                    "tests/test_NAME.py and its entry here), and in {root}:", path=path, root=project.root)
+                say("{path}: each exercise here needs its stub, its reference and its checks (exercises/NAME.py, "
+                    "solutions/NAME.py, tests/test_NAME.py), and in {root}:", path=path, root=project.root)
                 + "\n" + "\n".join(missing))
     return curriculum
 
@@ -238,6 +241,14 @@ def names() -> tuple[str, ...]:
 def name_width() -> int:
     """How wide the tables' column of names is (a run's table, `kata list`): the longest name's, 9 at least."""
     return max([9, *(len(ex.name) for ex in exercises())])
+
+
+def table_rows(lang: str, curriculum: tuple[Exercise, ...] | None = None) -> list[str]:
+    """The rows of the READMEs' table of exercises in ``lang`` (``| 1 | devices | what it teaches |``): written by
+    ``python -m kata.i18n.catalogues compile`` between the README's ``<!-- exercises ... -->`` marks."""
+    curriculum = exercises() if curriculum is None else curriculum
+    text, width = translation(lang).gettext, max([len("exercise"), *(len(ex.name) for ex in curriculum)])
+    return [f"| {ex.number} | {ex.name:<{width}} | {text(ex.teaches_en).strip()} |" for ex in curriculum]
 
 
 def get(name: str) -> Exercise:

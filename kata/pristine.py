@@ -1,8 +1,8 @@
 """An exercise's pristine stub: is this file still one, and what was it?
 
-Nothing is listed by hand: adding an exercise stays four things (exercises/NAME.py,
-solutions/NAME.py, tests/test_NAME.py, its curriculum entry). A stub is
-recognised by its shape, read with :mod:`ast`:
+Nothing is listed by hand: a new exercise's stub is known as soon as the curriculum
+names it (docs/developing.md, "Add an exercise"). A stub is recognised by its
+shape, read with :mod:`ast`:
 
 * every function the exercise's curriculum ``names`` lists has a body of only
   (a docstring and) ``raise NotImplementedError(...)``;

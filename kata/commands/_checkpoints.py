@@ -1,8 +1,8 @@
 """``kata train``'s checkpoints: ``checkpoint.pt`` after every epoch, and ``--resume PATH`` to go on from one.
 
-The target's own ``checkpoint`` module does the saving and the loading, as its
-other modules do the training (``solutions`` by default, the learner's with
-``--target exercises``):
+The target's own checkpoint module (``kata train`` names it; this module names no
+exercise) does the saving and the loading, as its other modules do the training
+(``solutions`` by default, the learner's with ``--target exercises``):
 
 - after each epoch, ``save_checkpoint(OUT/checkpoint.pt, model, optimizer,
   epochs done, the whole history so far)``. The optimizer is the one the
@@ -16,7 +16,7 @@ other modules do the training (``solutions`` by default, the learner's with
   one just loaded, untouched since), so the run goes on where it stopped, on
   whatever device this run uses.
 
-While ``checkpoint.py`` is a stub (a learner at an earlier exercise), the run
+While that module is a stub (a learner at an earlier exercise), the run
 goes on without checkpoints and says so once; ``--resume`` then can't.
 """
 
@@ -58,17 +58,17 @@ def earlier_run(checkpoint: Path) -> dict:
 
 
 class Checkpoints:
-    """The checkpoints of one ``kata train`` run, with the target's ``checkpoint`` module."""
+    """The checkpoints of one ``kata train`` run, with the target's module ``exercise`` (its checkpoint exercise)."""
 
-    def __init__(self, target: Target, out: Path, device, resume: Path | None = None, tell=print):
+    def __init__(self, target: Target, exercise: str, out: Path, device, resume: Path | None = None, tell=print):
         self.target, self.path, self.device, self.resume, self.tell = target, out / CHECKPOINT, device, resume, tell
-        self.module = target.module("checkpoint")
+        self.module = target.module(exercise)
         self.optimizer = None
         self.saving = True
         self._loaded = resume is None
 
     def _unwritten(self, exc: BaseException) -> str | None:
-        """What is missing, for a stub's NotImplementedError or a checkpoint.py the target lacks (None for the
+        """What is missing, for a stub's NotImplementedError or a module the target lacks (None for the
         learner's other errors)."""
         if isinstance(exc, TargetError):
             return str(exc).split(". ")[0]

@@ -85,8 +85,8 @@ class HistoryWatch:
     """What the learner's histories hold, per list, and the line of their code that put
     it there (read from the frame that called on_epoch, the learner's train)."""
 
-    def __init__(self, target: Target):
-        self.target = target
+    def __init__(self, target: Target, training: str):
+        self.target, self.training = target, training   # the module whose train keeps the histories
         self.found: dict[str, dict[str, tuple[int, object]]] = {}   # kind -> {list name: (epoch, value)}
         self.origin: dict[str, str] = {}                           # list name -> "file, line N: source"
 
@@ -162,12 +162,12 @@ class HistoryWatch:
             raise SeedsCrash(say(lessons.TRAIN_CRASH, error=error,
                                     held=_(lessons.ENTRY_HELD[kind]), lists=self._lists(kind), floats=shown,
                                     lesson=_(lessons.ENTRY_LESSONS[kind]),
-                                    training=self.target.display("training"))) from None
+                                    training=self.target.display(self.training))) from None
 
     def notes(self) -> list[str]:
         """One note per kind of entry that is not a Python float, each with its own reason (the checks'
         own words: kata.checks.lessons)."""
-        training = self.target.display("training")
+        training = self.target.display(self.training)
         found = []
         for kind in KINDS:
             if not self.found.get(kind):

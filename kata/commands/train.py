@@ -266,7 +266,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         train_dl, valid_dl, test_dl = data.make_loaders(train_ds, valid_ds, test_ds, batch_size=settings.batch_size)
         torch.manual_seed(1)
         model = model_mod.build_model()
-    checkpoints = Checkpoints(target, out, device, resume, tell)
+    checkpoints = Checkpoints(target, "checkpoint", out, device, resume, tell)
     try:
         with learner_code(target):
             done, earlier = checkpoints.start(model)
@@ -304,7 +304,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     if resume is not None:
         record["resumed"] = [*earlier_run(resume).get("resumed", []),
                              {"from": str(resume.resolve()), "epochs_done": done, "device": str(device)}]
-    watch = HistoryWatch(target)
+    watch = HistoryWatch(target, "training")
     epoch_start = [time.perf_counter()]
 
     def on_epoch(epoch, history):

@@ -5,11 +5,12 @@ marked with :func:`N_` and filled by :func:`say`), with the English text as the
 message id: the English source stays readable, and English is what a run shows
 unless Korean is chosen. The translations are gettext catalogues,
 ``kata/locale/ko/LC_MESSAGES/DOMAIN.po`` (one per area of the kata,
-:data:`CATALOGUES`), compiled to ``.mo`` beside them and read with the
-standard library's :mod:`gettext`; ``python -m kata.i18n.catalogues`` extracts,
-updates and compiles them (with Babel), and ``tests/selftest/test_i18n.py``
-fails on a message without a Korean entry, a stale one or a placeholder that
-differs.
+:data:`CATALOGUES`, and one per exercise, ``exercise-NAME``:
+:func:`catalogue_files`), compiled to ``.mo`` beside them and read with the
+standard library's :mod:`gettext` (every compiled catalogue of the language);
+``python -m kata.i18n.catalogues`` extracts, updates and compiles them (with
+Babel), and ``tests/selftest/test_i18n.py`` fails on a message without a Korean
+entry, a stale one or a placeholder that differs.
 
 The language, first found of:
 
@@ -34,7 +35,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
-__all__ = ["CATALOGUES", "LANGUAGES", "LANG_FILE", "LOCALE_DIR", "N_", "_", "chosen_in", "english_of_stub_text",
+__all__ = ["CATALOGUES", "EXERCISE_CATALOGUE", "EXERCISE_FILES", "LANGUAGES", "LANG_FILE",
+           "LOCALE_DIR", "N_", "_", "catalogue_files", "chosen_in", "english_of_stub_text", "exercise_of_catalogue",
            "known", "language", "pad", "reread_copy_choice", "say", "set_language", "stub_texts", "translate_stub",
            "translation", "width"]
 
@@ -46,10 +48,8 @@ LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
 # whose sentences it holds. Each domain's .po is edited on its own; a message is
 # looked up in all of them, so a sentence shared by two areas needs one entry.
 CATALOGUES = {
-    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py", "kata/records/elsewhere.py"],
-    "checks-a": ["tests/test_data.py", "tests/test_model.py", "tests/test_devices.py"],
-    "checks-b": ["tests/test_plotting.py", "tests/test_training.py", "tests/test_sync.py",
-                 "tests/test_checkpoint.py", "tests/conftest.py", "conftest.py"],
+    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py", "kata/records/elsewhere.py", "tests/conftest.py",
+                "conftest.py"],
     "harness": ["kata/harness/*.py", "kata/notebook.py", "kata/progress.py", "kata/project.py", "kata/files.py",
                 "kata/celeba.py", "kata/data/*.py", "kata/data/synth/*.py", "kata/i18n/__init__.py"],
     "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
@@ -57,11 +57,39 @@ CATALOGUES = {
                                                          "train", "watch")] + ["kata/conformance/*.py"],
     "grading": ["kata/grading/*.py", "kata/records/__init__.py", "kata/records/wire.py",
                 "kata/records/declared.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
-    "hints": ["kata/curriculum.toml", "kata/curriculum.py"],
+    "hints": ["kata/curriculum.py"],
     "conformance": ["kata/conformance/table.toml"],
-    "stubs": ["exercises/*.py", "kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py",
-              "kata/commands/lang.py"],
+    "stubs": ["kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py", "kata/commands/lang.py"],
 }
+# ... and one per exercise NAME of kata/curriculum.toml, found by its name: everything the exercise says, wherever
+# it is written (its [[exercise]] entry's texts, its stub's, its records' and its checks'), so that a new
+# exercise's Korean is one file of its own, kata/locale/ko/LC_MESSAGES/exercise-NAME.po.
+EXERCISE_CATALOGUE = "exercise-{name}"
+EXERCISE_FILES = ("kata/curriculum.toml", "exercises/{name}.py", "records/{name}.py", "tests/test_{name}.py")
+_CURRICULUM = Path(__file__).resolve().parent.parent / "curriculum.toml"   # kata.curriculum's
+
+
+def catalogue_files() -> dict[str, list[str]]:
+    """Every catalogue and its files: :data:`CATALOGUES`, then ``exercise-NAME`` for each exercise of the curriculum
+    (read here as TOML: the curriculum's own module translates with this one), in its order."""
+    import tomllib
+
+    entries = tomllib.loads(_CURRICULUM.read_text(encoding="utf-8")).get("exercise", [])
+    names = [e["name"] for e in entries if isinstance(e, dict) and isinstance(e.get("name"), str)]
+    return {**CATALOGUES, **{EXERCISE_CATALOGUE.format(name=name): [f.format(name=name) for f in EXERCISE_FILES]
+                             for name in names}}
+
+
+def exercise_of_catalogue(domain: str) -> str | None:
+    """The exercise whose catalogue ``domain`` is (None: a catalogue of an area)."""
+    prefix = EXERCISE_CATALOGUE.format(name="")
+    return domain.removeprefix(prefix) if domain.startswith(prefix) and domain not in CATALOGUES else None
+
+
+def _compiled(lang: str, pattern: str = "*") -> list[str]:
+    """The domains of ``lang``'s compiled catalogues (``pattern``: a glob of their names), in a fixed order."""
+    return sorted(p.stem for p in (LOCALE_DIR / lang / "LC_MESSAGES").glob(f"{pattern}.mo"))
+
 
 _chosen: str | None = None
 
@@ -137,11 +165,11 @@ def reread_copy_choice() -> None:
 
 @cache
 def translation(lang: str) -> gettext.NullTranslations:
-    """Every catalogue of ``lang``, chained (English: the message ids themselves)."""
+    """Every compiled catalogue of ``lang``, chained (English: the message ids themselves)."""
     if lang == "en":
         return gettext.NullTranslations()
     chain = gettext.NullTranslations()
-    for domain in CATALOGUES:
+    for domain in _compiled(lang):
         found = gettext.translation(domain, LOCALE_DIR, languages=[lang], fallback=True)
         if isinstance(found, gettext.GNUTranslations):
             found.add_fallback(chain)
@@ -257,15 +285,19 @@ def english_of_stub_text(text: str) -> str:
 
 @cache
 def _english_of() -> dict[str, str]:
-    """Each other language's stub texts -> their English (the ``stubs`` catalogues, reversed)."""
+    """Each other language's stub texts -> their English (:func:`_entries`, reversed)."""
     return {v: k for lang in LANGUAGES if lang != "en" for k, v in _entries(lang).items()}
 
 
 @cache
 def _entries(lang: str) -> dict[str, str]:
-    """The ``stubs`` catalogue of ``lang``: English text -> translation."""
-    found = gettext.translation("stubs", LOCALE_DIR, languages=[lang], fallback=True)
-    return {k: v for k, v in getattr(found, "_catalog", {}).items() if isinstance(k, str) and k and v}
+    """The stubs' texts of ``lang``, English text -> translation: the exercises' catalogues (each holds its
+    stub's texts) and ``stubs`` (the commands that write stubs)."""
+    found = {}
+    for domain in ["stubs", *_compiled(lang, EXERCISE_CATALOGUE.format(name="*"))]:
+        catalogue = gettext.translation(domain, LOCALE_DIR, languages=[lang], fallback=True)
+        found |= {k: v for k, v in getattr(catalogue, "_catalog", {}).items() if isinstance(k, str) and k and v}
+    return found
 
 
 def _literal(kind: str, text: str, indent: str) -> str:

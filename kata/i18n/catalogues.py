@@ -1,17 +1,28 @@
 """The translation catalogues, kept with Babel: extract, update, compile, check.
 
     python -m kata.i18n.catalogues update [DOMAIN ...]   # extract the English, merge into ko/DOMAIN.po
-    python -m kata.i18n.catalogues compile [DOMAIN ...]  # ko/DOMAIN.po -> ko/DOMAIN.mo (what the kata reads)
+    python -m kata.i18n.catalogues compile [DOMAIN ...]  # ko/DOMAIN.po -> ko/DOMAIN.mo (what the kata reads),
+                                                         # and the READMEs' tables of exercises
     python -m kata.i18n.catalogues check [DOMAIN ...]    # what tests/selftest/test_i18n.py fails on
 
-A domain's messages are extracted from the files :data:`kata.i18n.CATALOGUES`
-names: Python with Babel's own extractor (the keywords ``_``, ``N_`` and
-``say``); the curriculum (its titles, lessons and hints), the conformance table
-(its behaviours, in words) and the stubs (their docstrings, comments and
-``NotImplementedError`` messages) with the three extractors below. The English
-text is the message id; an entry whose English changed comes back from
-``update`` marked fuzzy, beside its old translation, and counts as missing
-until a translator clears the mark.
+A domain's messages are extracted from the files :func:`kata.i18n.catalogue_files`
+names (the areas of :data:`kata.i18n.CATALOGUES`, and ``exercise-NAME`` for each
+exercise: its entry of the curriculum, its stub, its records and its checks):
+Python with Babel's own extractor (the keywords ``_``, ``N_`` and ``say``); the
+curriculum (its titles, lessons and hints: an exercise's catalogue takes its own
+entry), the conformance table (its behaviours, in words) and the stubs (their
+docstrings, comments and ``NotImplementedError`` messages) with the three
+extractors below. The English text is the message id; an entry whose English
+changed comes back from ``update`` marked fuzzy, beside its old translation, and
+counts as missing until a translator clears the mark. A message that moves to
+another domain keeps its translation: ``update`` takes it from every catalogue
+of the language, those of a domain that is gone included (delete such a file
+once ``update`` has run: ``check`` names it).
+
+``compile`` also writes what the translations make besides the ``.mo`` files: the table of
+exercises of README.md and of each README.LANG.md (between ``<!-- exercises ... -->`` and
+``<!-- /exercises -->``), from the curriculum's names and lessons in that language
+(:func:`kata.curriculum.table_rows`); ``check`` says when one is not what it would write.
 
 Babel is a maintainer's tool (``pip install -e ".[dev]"``): the kata itself
 reads only the compiled ``.mo`` files, with the standard library.
@@ -21,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import re
 import string
 import sys
 import tomllib
@@ -31,10 +43,10 @@ from babel.messages.extract import extract_from_file
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
 
-from kata.i18n import CATALOGUES, LOCALE_DIR, stub_texts
+from kata.i18n import LOCALE_DIR, catalogue_files, exercise_of_catalogue, stub_texts
 
 __all__ = ["compile_catalogue", "extract", "extract_stub", "extract_table", "extract_toml", "main", "problems",
-           "translations", "update"]
+           "readme_tables", "strays", "translations", "update"]
 
 ROOT = Path(__file__).resolve().parents[2]
 KEYWORDS = {"_": None, "N_": None, "say": None, "gettext": None}
@@ -42,10 +54,13 @@ LANGS = ("ko",)
 
 
 def extract_toml(fileobj, keywords, comment_tags, options):
-    """Babel extractor for kata/curriculum.toml: each exercise's title and lesson, each hint level."""
+    """Babel extractor for kata/curriculum.toml: each exercise's title and lesson, each hint level (only the
+    exercise ``options["exercise"]``'s, where given)."""
     data = tomllib.loads(fileobj.read().decode("utf-8"))
     for exercise in data.get("exercise", []):
         name = exercise["name"]
+        if (options or {}).get("exercise", name) != name:
+            continue
         for key in ("title", "teaches"):
             yield 0, None, exercise[key], [f"{name}: {key}"]
         for topic, levels in exercise.get("hints", {}).items():
@@ -79,15 +94,18 @@ def _method(path: Path):
 
 
 def _files(domain: str) -> list[Path]:
-    return sorted({p for pattern in CATALOGUES[domain] for p in ROOT.glob(pattern)})
+    return sorted({p for pattern in catalogue_files()[domain] for p in ROOT.glob(pattern)})
 
 
 def extract(domain: str) -> Catalog:
     """The domain's messages, as they are in the source today (a template: no translations)."""
     template = Catalog(project="device-kata", domain=domain, fuzzy=False)
+    exercise = exercise_of_catalogue(domain)
+    options = {"exercise": exercise} if exercise else {}
     for path in _files(domain):
         for lineno, message, comments, context in extract_from_file(
-                _method(path), path, keywords=KEYWORDS, comment_tags=("Translators:",), strip_comment_tags=True):
+                _method(path), path, keywords=KEYWORDS, comment_tags=("Translators:",), options=options,
+                strip_comment_tags=True):
             if isinstance(message, tuple):     # ngettext: the singular is the id
                 message = message[0]
             if message and message.strip():
@@ -108,9 +126,11 @@ def _read(path: Path, lang: str) -> Catalog:
 
 
 def translations(lang: str = "ko") -> dict[str, str]:
-    """Every translation ``lang``'s catalogues hold (those of English their sources no longer have too)."""
+    """Every translation ``lang``'s catalogues hold: those of English their sources no longer have too, and those of
+    a catalogue whose domain is gone (its messages moved to others)."""
     found = {}
-    for domain in CATALOGUES:
+    every, folder = catalogue_files(), LOCALE_DIR / lang / "LC_MESSAGES"
+    for domain in [*every, *sorted(p.stem for p in folder.glob("*.po") if p.stem not in every)]:
         catalog = _read(_po(domain, lang), lang)
         for message in [*catalog, *catalog.obsolete.values()]:
             if message.id and message.string and not message.fuzzy:
@@ -184,15 +204,46 @@ def problems(domain: str, lang: str = "ko") -> list[str]:
     return out
 
 
+# A README's table of exercises: its mark, its header and rule, its rows (written by `compile`), its end mark.
+TABLE = re.compile(r"^(<!-- exercises\b[^\n]*-->\n\|[^\n]*\n\|[^\n]*\n)(.*?)(^<!-- /exercises -->)", re.M | re.S)
+
+
+def readme_tables() -> dict[Path, tuple[str, str]]:
+    """Each README with a table of exercises: (its text, its text with the curriculum's rows in its language)."""
+    from kata import curriculum
+    from kata.i18n import translation
+
+    translation.cache_clear()   # the catalogues as compiled now
+    exercises = curriculum.load(ROOT / "kata" / "curriculum.toml")
+    found = {}
+    for lang, path in [("en", ROOT / "README.md"), *((la, ROOT / f"README.{la}.md") for la in LANGS)]:
+        text = path.read_text(encoding="utf-8") if path.is_file() else ""
+        rows = "".join(f"{row}\n" for row in curriculum.table_rows(lang, exercises)) + "\n"
+        table = TABLE.search(text)
+        if table:
+            found[path] = (text, text[:table.start()] + table[1] + rows + table[3] + text[table.end():])
+    return found
+
+
+def strays(lang: str = "ko") -> list[str]:
+    """The catalogue files of ``lang`` whose domain is gone (an exercise renamed or removed, an area split): one
+    line each. ``update`` has carried their translations to the domains that hold their messages now."""
+    every, folder = catalogue_files(), LOCALE_DIR / lang / "LC_MESSAGES"
+    return [f"{path.relative_to(ROOT)}: no domain is {path.stem!r} any more (its translations go where its messages "
+            f"are now with `update`; then delete it)"
+            for path in sorted([*folder.glob("*.po"), *folder.glob("*.mo")]) if path.stem not in every]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m kata.i18n.catalogues", description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("update", "compile", "check"))
-    parser.add_argument("domains", nargs="*", metavar="DOMAIN", help=f"default: all ({', '.join(CATALOGUES)})")
+    every = catalogue_files()
+    parser.add_argument("domains", nargs="*", metavar="DOMAIN", help=f"default: all ({', '.join(every)})")
     args = parser.parse_args(argv)
-    domains = args.domains or list(CATALOGUES)
-    unknown = [d for d in domains if d not in CATALOGUES]
+    domains = args.domains or list(every)
+    unknown = [d for d in domains if d not in every]
     if unknown:
-        parser.error(f"unknown domain {unknown[0]!r}: one of {', '.join(CATALOGUES)}")
+        parser.error(f"unknown domain {unknown[0]!r}: one of {', '.join(every)}")
     found, known = [], {lang: translations(lang) for lang in LANGS} if args.action == "update" else {}
     for domain in domains:
         for lang in LANGS:
@@ -202,6 +253,15 @@ def main(argv: list[str] | None = None) -> int:
                 print(compile_catalogue(domain, lang).relative_to(ROOT))
             else:
                 found += problems(domain, lang)
+    if args.action == "check" and not args.domains:
+        found += [line for lang in LANGS for line in strays(lang)]
+    for path, (text, written) in readme_tables().items() if args.action != "update" else ():
+        if args.action == "compile" and written != text:
+            path.write_text(written, encoding="utf-8")
+            print(path.relative_to(ROOT))
+        elif args.action == "check" and written != text:
+            found.append(f"{path.relative_to(ROOT)}: its table of exercises is not the curriculum's "
+                         f"(python -m kata.i18n.catalogues compile)")
     for line in found:
         print(line)
     if args.action == "check":

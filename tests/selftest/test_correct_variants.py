@@ -26,7 +26,10 @@ Python floats). The book's wrong parts fail, each with its true reason:
   seed's crash, while the seed's CPU history plots.
 
 The checks run on each variant through pytest itself, in process (as in
-test_known_wrong.py). The last part reads the checks' source: every assert a
+test_known_wrong.py), those of the exercises the variant's folder holds. A new
+exercise may come without variants: the run says which exercises lack them (a
+skip with its reason, never a failure), so nothing but its reference shows its
+checks pass correct code until they are written. The last part reads the checks' source: every assert a
 learner can see carries its own message.
 """
 
@@ -100,8 +103,19 @@ def leaves(exc: BaseException) -> list[BaseException]:
     return [exc]
 
 
-def run_checks(pytester, folder: Path, modules=ALL, select: list[str] | None = None) -> Outcomes:
-    """Run the checks of ``modules`` on ``folder``; only the checks named in ``select`` if given."""
+# The variants every exercise has in the end: correct code written apart from solutions/, in four styles.
+GENERAL = ("independent", "styled", "modern", "learner", "learner_alt")
+
+
+def held(folder: Path) -> tuple[str, ...]:
+    """The exercises whose module ``folder`` holds, in the curriculum's order."""
+    return tuple(name for name in ALL if (folder / f"{name}.py").is_file())
+
+
+def run_checks(pytester, folder: Path, modules=None, select: list[str] | None = None) -> Outcomes:
+    """Run the checks of ``modules`` (default: those ``folder`` holds) on ``folder``; only the checks named in
+    ``select`` if given."""
+    modules = held(folder) if modules is None else modules
     outcomes = Outcomes()
     args = ["--target", str(folder), *(str(locate().checks_of(m)) for m in modules), "-p", "no:cacheprovider", "-q"]
     if select:
@@ -270,5 +284,11 @@ def test_each_variant_folder_holds_exercise_modules_only():
     for folder in sorted(p for p in VARIANTS.iterdir() if p.is_dir() and p.name != "__pycache__"):
         names = {p.stem for p in folder.glob("*.py")}
         assert names and names <= set(ALL), f"{folder.name} holds {sorted(names)}; a variant holds exercise modules"
-    independent = {p.stem for p in (VARIANTS / "independent").glob("*.py")}
-    assert independent == set(ALL), "the independent variant has every exercise"
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_each_exercise_has_its_correct_variants(name):
+    lacking = [folder for folder in GENERAL if not (VARIANTS / folder / f"{name}.py").is_file()]
+    if lacking:
+        pytest.skip(f"{name} has no correct variant in variants/{{{','.join(lacking)}}}/{name}.py: only its reference "
+                    "shows that its checks pass correct code (write them from CONTRACT.md and its stub alone)")

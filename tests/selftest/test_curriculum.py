@@ -1,12 +1,8 @@
-"""The curriculum: one typed index of the exercises, validated, and the four things an exercise is."""
+"""The curriculum: one typed index of the exercises, validated, and what the pages take from it (the READMEs'
+tables, CONTRACT.md's sections). A new exercise added to a copy of the kata: test_new_exercise.py."""
 
-import os
 import re
-import shutil
-import subprocess
-import sys
 import textwrap
-import tomllib
 
 import pytest
 
@@ -42,12 +38,24 @@ def test_an_exercise_is_found_by_name_or_by_its_checks():
         curriculum.get("modle")
 
 
-def test_the_readme_s_table_of_exercises_names_each_one_in_order():
-    readme = (locate().root / "README.md").read_text()
-    rows = re.findall(r"^\| (\d+) \| (\w+) +\|", readme, flags=re.M)
-    assert rows == [(str(ex.number), ex.name) for ex in curriculum.exercises()], (
-        "README.md's table of exercises (## The exercises) lists the curriculum's, in order: add a row for "
-        "each new exercise, with what it is about")
+@pytest.mark.parametrize("lang, readme", [("en", "README.md"), ("ko", "README.ko.md")])
+def test_the_readme_s_table_of_exercises_is_the_curriculum_s(lang, readme):
+    text = (locate().root / readme).read_text(encoding="utf-8")
+    table = re.search(r"^<!-- exercises\b[^\n]*-->\n\|[^\n]*\n\|[^\n]*\n(.*?)^<!-- /exercises -->", text, re.M | re.S)
+    assert table, f"{readme}: its table of exercises (## The exercises) is between <!-- exercises ... --> marks"
+    assert table[1].strip().splitlines() == curriculum.table_rows(lang), (
+        f"{readme}'s table of exercises lists the curriculum's, in order, each with what it teaches in its language: "
+        "`python -m kata.i18n.catalogues compile` writes it")
+
+
+def test_the_contract_has_a_section_for_each_exercise_in_order_naming_what_it_defines():
+    text = (locate().root / "CONTRACT.md").read_text(encoding="utf-8")
+    sections = re.split(r"^## ", text, flags=re.M)[1:]
+    assert [s.split(".py", 1)[0] for s in sections] == list(curriculum.names()), (
+        "CONTRACT.md has a section `## NAME.py` for each exercise, in the curriculum's order")
+    for ex, section in zip(curriculum.exercises(), sections):
+        missing = [n for n in ex.names if not re.search(rf"`[^`]*\b{n}\b", section)]
+        assert not missing, f"CONTRACT.md's section {ex.name}.py does not say what {missing} must be"
 
 
 @pytest.mark.parametrize("change, words", [
@@ -98,84 +106,4 @@ def test_an_exercise_without_its_files_is_refused(tmp_path):
     message = str(info.value)
     assert "tests/test_demo.py is missing" in message and "solutions/demo.py is missing" in message
     assert "exercises/demo.py" not in message
-    assert "four things" in message
-
-
-# --- one more exercise is exactly four things -------------------------------------
-#
-# It comes after the curriculum's last: its number is one more than theirs, whatever their count.
-
-EXTRA = len(curriculum.names()) + 1
-EXTRA_STUB = f'''"""Exercise {EXTRA} · extra: a demo. Run `pytest exercises/extra.py` to check it."""
-
-
-def double(x):
-    """Return twice `x`."""
-    raise NotImplementedError("`double` is not written yet: see its docstring, and `kata hint extra`")
-'''
-EXTRA_SOLUTION = '''def double(x):
-    return 2 * x
-'''
-EXTRA_CHECKS = '''"""Checks for the extra exercise."""
-
-
-def test_double_doubles(extra):
-    assert extra.double(2) == 4, "double(2) must be 4"
-
-
-def test_double_of_zero_is_zero(extra):
-    assert extra.double(0) == 0, "double(0) must be 0"
-'''
-EXTRA_ENTRY = '''
-[[exercise]]
-name = "extra"
-title = "An extra exercise"
-teaches = "that an exercise is four things"
-points = 5
-names = ["double"]
-hints.double = ["What is twice a number?"]
-'''
-
-
-@pytest.fixture(scope="module")
-def extra(tmp_path_factory):
-    """A copy of the project with one more exercise added by the four things alone."""
-    root = tmp_path_factory.mktemp("extra") / "device-kata"
-    project = locate().root
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis", "data", "runs")
-    for folder in ("kata", "exercises", "solutions", "tests", "records"):
-        shutil.copytree(project / folder, root / folder, ignore=ignore)
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(project / name, root / name)
-    (root / "exercises" / "extra.py").write_text(EXTRA_STUB)
-    (root / "solutions" / "extra.py").write_text(EXTRA_SOLUTION)
-    (root / "tests" / "test_extra.py").write_text(EXTRA_CHECKS)
-    with open(root / "kata" / "curriculum.toml", "a") as f:
-        f.write(EXTRA_ENTRY)
-    tomllib.loads((root / "kata" / "curriculum.toml").read_text())
-    return root
-
-
-def run_in(root, *command):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KATA_HOME"))}
-    env["PYTHONPATH"] = str(root)  # the copy's kata, ahead of the installed one
-    return subprocess.run([sys.executable, *command], cwd=root, env=env, capture_output=True, text=True,
-                          timeout=300)
-
-
-def test_one_more_exercise_is_checked_selected_listed_and_tabled(extra):
-    run = run_in(extra, "-m", "pytest", "-p", "no:cacheprovider", "solutions", "-m", "extra")
-    out = run.stdout + run.stderr
-    assert run.returncode == 0, out
-    assert re.search(r"2 passed, \d+ deselected", out), out
-    assert re.search(rf"{EXTRA}\. extra +2/2 +passed +done", out), out
-
-    run = run_in(extra, "-m", "pytest", "-p", "no:cacheprovider", "exercises/extra.py")
-    out = run.stdout + run.stderr
-    assert run.returncode == 1, out
-    assert "exercises/extra.py: `double` is not written yet" in out, out
-    assert re.search(rf"{EXTRA}\. extra +0/2 +passed +not started", out), out
-
-    run = run_in(extra, "-m", "kata", "list")
-    assert run.returncode == 0 and re.search(rf"{EXTRA}\. extra +An extra exercise", run.stdout), \
-        run.stdout + run.stderr
+    assert "needs its stub, its reference and its checks" in message

@@ -3,7 +3,8 @@
 No checks here (pytest collects none): test_grade.py and test_grade_attacks.py take their
 submissions from this one place.
 
-* :data:`INDEPENDENT`: an independent correct implementation (tests/selftest/variants/styled/).
+* :data:`INDEPENDENT`: an independent correct implementation (tests/selftest/variants/styled/; the reference for
+  an exercise that has no styled variant yet).
 * :data:`HONEST`: correct code as learners really write it, each module with one habit the old
   grader zeroed: a helper module imported relatively, ``os``/``pathlib`` for the data root,
   ``sys``/``logging`` for progress lines, ``argparse``, type hints, dataclasses, prints.
@@ -23,7 +24,8 @@ from kata.checks.mutants import mutated
 from kata.project import locate
 
 STYLED = Path(__file__).with_name("variants") / "styled"
-INDEPENDENT = {path.stem: path.read_text() for path in sorted(STYLED.glob("*.py"))}
+INDEPENDENT = {**{ex: (locate().solutions / f"{ex}.py").read_text() for ex in curriculum.names()},
+               **{path.stem: path.read_text() for path in sorted(STYLED.glob("*.py"))}}
 
 # --- honest, unusual ---------------------------------------------------------------------------
 

@@ -19,7 +19,7 @@ import torch
 import torchvision.transforms
 
 from kata import i18n
-from kata.i18n import CATALOGUES, _, language, say, translate_stub
+from kata.i18n import _, catalogue_files, language, say, translate_stub
 from kata.project import locate
 
 ROOT = locate().root
@@ -40,13 +40,26 @@ def lang_env(monkeypatch):
     i18n.reread_copy_choice()
 
 
-@pytest.mark.parametrize("domain", list(CATALOGUES))
+@pytest.mark.parametrize("domain", list(catalogue_files()))
 def test_every_message_has_a_current_korean_entry(domain):
     catalogues = pytest.importorskip("kata.i18n.catalogues", reason="Babel is not installed: pip install -e '.[dev]'")
     found = catalogues.problems(domain)
     assert not found, (f"{len(found)} problem(s) in the {domain!r} catalogue; run "
                        f"`python -m kata.i18n.catalogues update "
                        f"{domain}`, translate, then `... compile {domain}`:\n  " + "\n  ".join(found[:40]))
+
+
+def test_each_exercise_has_a_catalogue_of_its_own_and_no_catalogue_is_left_over():
+    from kata import curriculum
+
+    every = catalogue_files()
+    assert [d for d in every if i18n.exercise_of_catalogue(d)] == [f"exercise-{n}" for n in curriculum.names()], (
+        "each exercise's Korean is its own catalogue, exercise-NAME, found by its name in kata/curriculum.toml")
+    assert every["exercise-devices"] == ["kata/curriculum.toml", "exercises/devices.py", "records/devices.py",
+                                         "tests/test_devices.py"]
+    catalogues = pytest.importorskip("kata.i18n.catalogues", reason="Babel is not installed: pip install -e '.[dev]'")
+    found = catalogues.strays()
+    assert not found, "catalogue files of no domain (the kata reads every compiled one):\n  " + "\n  ".join(found)
 
 
 def _written_out(node) -> str | None:
@@ -151,7 +164,7 @@ def english_sentences() -> dict[str, str]:
     import re
 
     found = {}
-    for domain in CATALOGUES:
+    for domain in catalogue_files():
         catalogue = gettext.translation(domain, i18n.LOCALE_DIR, languages=["ko"], fallback=True)
         for msgid, msgstr in getattr(catalogue, "_catalog", {}).items():
             if not isinstance(msgid, str) or not msgid:

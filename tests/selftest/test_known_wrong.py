@@ -14,6 +14,8 @@ below) is skipped, saying so, where the simulated one does not yet.
 
 The same checks run again on the mutant's answers read from a file (`--records-from`, as `kata grade`
 checks them, tests/selftest/test_records.py): the same verdicts.
+
+A new exercise may come without known mistakes: the run says which exercises lack them.
 """
 
 import re
@@ -32,6 +34,7 @@ import torch
 import torchvision.transforms
 from test_records import Verdicts, answers_file
 
+from kata import curriculum
 from kata.checks.mutants import write_mutant
 from kata.harness import asking
 from kata.project import locate
@@ -96,6 +99,14 @@ def _cpu_0d_output_refused() -> str | None:
 
 # What a mutant may need of the accelerator: name -> a probe (None: it behaves so; else why not).
 NEEDS = {"cpu-0d-output": _cpu_0d_output_refused}
+
+
+@pytest.mark.parametrize("name", curriculum.names())
+def test_each_exercise_has_its_known_mistakes(name):
+    # A new exercise may come without them: the run says so (a skip with its reason), never a failure.
+    if not any(m["exercise"] == name for m in MUTANTS):
+        pytest.skip(f"{name} has no known-wrong implementation in known_wrong.toml: nothing shows that its checks "
+                    "catch a learner's mistake, each with its true reason")
 
 
 def test_every_need_of_a_mutant_is_known():

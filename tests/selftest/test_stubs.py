@@ -166,7 +166,7 @@ def texts_shown_to_the_learner(name: str, lang: str = "en") -> list[tuple[str, s
     """(where, text) for the stub, its `raise` messages and every level of the exercise's hints, in ``lang``."""
     ex = curriculum.get(name)
     file = f"exercises/{name}.py" + (f" in {lang} (`kata lang {lang}`)" if lang != "en" else "")
-    catalogue = f", its {lang} entry in kata/locale/{lang}/LC_MESSAGES/hints.po" if lang != "en" else ""
+    catalogue = f", its {lang} entry in kata/locale/{lang}/LC_MESSAGES/exercise-{name}.po" if lang != "en" else ""
     shown = [(file, source_in(name, lang))]
     shown += [(f"the `raise` message in {r.where} ({file} line {r.line})", r.message)
               for r in raises(tree(name, lang)) if r.message]
@@ -280,7 +280,7 @@ def test_no_levels_of_the_hints_together_give_the_answer_away(name, lang):
     assert not found, (
         f"the hints of {name} ({lang}), read together, give the answer away: each word may appear, but not all of "
         "these in one exercise's hints (kata/curriculum.toml"
-        + (f", kata/locale/{lang}/LC_MESSAGES/hints.po" if lang != "en" else "") + "):\n" + "\n".join(found))
+        + (f", kata/locale/{lang}/LC_MESSAGES/exercise-{name}.po" if lang != "en" else "") + "):\n" + "\n".join(found))
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -237,7 +237,7 @@ def test_numpy_scalars_and_tensors_that_require_grad_get_their_own_notes(tmp_pat
         "        accs += [np.float64(0.5)]\n"
         "        on_epoch(epoch, (losses, [1.0] * len(losses), accs, accs))\n")
     target = Target(tmp_path)
-    watch = HistoryWatch(target)
+    watch = HistoryWatch(target, "training")
     target.load("training").train(lambda epoch, history: watch.look(history, sys._getframe(1)))
     grad, numpy = watch.notes()
     assert grad.startswith("the histories held tensors that require grad") and "memory grows" in grad
