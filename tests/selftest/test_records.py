@@ -4,12 +4,15 @@ An exercise whose checks read records gets the same verdicts however the answers
 asked in the checks' own process (a learner's run), or asked elsewhere and read from a file with
 ``--records-from`` (grading: the checks' process never imports the code under check). Shown here for
 the reference, the stubs and every correct variant of each such exercise, check by check; for
-every known-wrong implementation, its named checks, in tests/selftest/test_known_wrong.py.
+every known-wrong implementation, its named checks, in tests/selftest/test_known_wrong.py. And through
+`kata grade` itself (slow): the reference, the stubs, every variant and bundles of known mistakes pass
+and fail the same checks there as in a learner's run.
 """
 
 import json
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 # Imported before the inner runs, as in test_known_wrong.py (pytester's snapshot of sys.modules).
@@ -22,6 +25,7 @@ import torch
 import torchvision.transforms
 
 from kata import curriculum, records, sim
+from kata.checks.mutants import write_mutant
 from kata.harness import asking
 from kata.harness.target import Target
 from kata.project import locate
@@ -138,3 +142,51 @@ def test_a_records_process_never_imports_pytest_or_the_checks():
         "assert not bad, bad\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+
+
+# --- through `kata grade`: the same checks pass and fail as in a learner's run ------------------------------
+
+MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
+BUNDLES = 3   # hand-ins of known mistakes, each the k-th mistake of every exercise (its other modules missing)
+
+
+def hand_ins(root: Path) -> dict[str, Path]:
+    """The reference, the stubs, each variant and BUNDLES bundles of known mistakes, as hand-in folders."""
+    found = {"solutions": locate().solutions, "stubs": locate().exercises}
+    found |= {f"variant-{v.name}": v for v in sorted(SELFTEST.glob("variants/*")) if v.is_dir()}
+    for k in range(BUNDLES):
+        for exercise in curriculum.names():
+            mine = [m for m in MUTANTS if m["exercise"] == exercise]
+            if mine:
+                m = mine[k * len(mine) // BUNDLES]
+                write_mutant(root / f"mutants-{k}", exercise, *[(e["old"], e["new"]) for e in m["edit"]])
+        found[f"mutants-{k}"] = root / f"mutants-{k}"
+    return found
+
+
+@pytest.mark.slow
+def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch):
+    """Each hand-in graded by `kata grade` (records in its sandbox, the checks in the grader's process), on the seed a
+    learner's run draws: each weighted check passes there exactly where it passes in a learner's run."""
+    from test_grade import kata
+
+    from kata.grading import batch
+
+    subs = hand_ins(tmp_path / "hand-ins")
+    monkeypatch.setattr(batch, "new_seed", lambda: asking.SEED)
+    assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
+    differ = {}
+    for name, folder in subs.items():
+        graded = json.loads((tmp_path / "out" / "results" / f"{folder.name}.json").read_text())["tests"]
+        there = {(t["tags"][0], t["name"].split(": ", 1)[1]) for t in graded if t["max_score"] and
+                 t["status"] == "passed"}
+        weighted = {(t["tags"][0], t["name"].split(": ", 1)[1]) for t in graded if t["max_score"]}
+        here = set()
+        for exercise in curriculum.names():
+            if (folder / f"{exercise}.py").is_file():
+                seen = verdicts(pytester, folder, exercise)
+                here |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o == "passed"}
+        assert weighted and (there == weighted if name == "solutions" else True), (name, sorted(weighted - there))
+        if here & weighted != there:
+            differ[name] = {"here only": sorted(here & weighted - there), "graded only": sorted(there - here)}
+    assert not differ, differ
