@@ -220,7 +220,9 @@ COPIED = ("kata", "exercises", "solutions", "tests", "records", "conftest.py", "
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    """The copy's files, bytecode caches aside (written where PYTHONDONTWRITEBYTECODE is unset, as in CI)."""
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and "__pycache__" not in p.parts}
 
 
 def changed(before: dict[str, bytes], after: dict[str, bytes]) -> set[str]:
