@@ -1,7 +1,7 @@
 """Objects that run code when they are unpickled: what a checkpoint that would run code hides.
 
 A loader that refuses one known payload (by its bytes, its global's name) and opens any other is not safe;
-so the checks and the audit's records hide every kind here, each a different way of running code that
+so the checkpoint's records hide every kind here, each a different way of running code that
 ``torch.load(..., weights_only=True)`` refuses: a call of ``exec``, of ``eval``, of ``os.system``, of
 ``shutil.copyfile`` and of ``pathlib.Path.write_text``. Unpickled without ``weights_only``, each writes (or
 copies a file to) the marker path it was made with: the marker's existence is the proof that code ran.
