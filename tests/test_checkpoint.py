@@ -22,7 +22,6 @@ PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown
 """
 
 import functools
-import types
 
 import pytest
 
@@ -63,8 +62,7 @@ def run(seed: int):
 
 
 def explained(checkpoint, who: str):
-    learner = types.SimpleNamespace(_target=checkpoint.target or types.SimpleNamespace(path=None))
-    return explained_learner_errors(learner, who, _(MOVE_ADVICE))
+    return explained_learner_errors(checkpoint, who, _(MOVE_ADVICE))
 
 
 def answer(checkpoint, record: str, kind=None, who: str = SAVE):

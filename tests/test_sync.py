@@ -16,7 +16,6 @@ CUDA with `torch.cuda.set_sync_debug_mode`, which warns at every synchronising c
 PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
-import types
 
 import pytest
 import torch
@@ -72,8 +71,7 @@ def epoch_of(sync, name, kind=None, device="cpu"):
     explained (the module's folder, for the line and the frame, where it was asked here)."""
     __tracebackhide__ = True
     case = next(c for c in sync.cases(name) if kind in (None, c.args[-1]))
-    learner = types.SimpleNamespace(_target=sync.target or types.SimpleNamespace(path=None))
-    with explained_learner_errors(learner, f"train_epoch(model, dl, loss_fn, optimizer, {device})", _(MOVE_ADVICE),
+    with explained_learner_errors(sync, f"train_epoch(model, dl, loss_fn, optimizer, {device})", _(MOVE_ADVICE),
                                   mixed=mixed_cause):
         return case.args[0], case.answer
 

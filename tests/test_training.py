@@ -18,7 +18,6 @@ PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown
 
 import inspect
 import math
-import types
 
 import pytest
 import torch
@@ -92,8 +91,7 @@ def answered(training, which, epochs=None, device=None):
     case = next(c for c in training.cases(which[0]) if c.args[-1] == which[1]) if isinstance(which, tuple) else which
     given = f", device={device}" if device is not None else ""
     who = f"train(model, {epochs}, train_dl, valid_dl{given})" if epochs else f"evaluate(model, dl{given})"
-    learner = types.SimpleNamespace(_target=training.target or types.SimpleNamespace(path=None))
-    with explained_learner_errors(learner, who, _(MOVE_ADVICE), _(PLOT_ADVICE),
+    with explained_learner_errors(training, who, _(MOVE_ADVICE), _(PLOT_ADVICE),
                                   mixed_cause("train" if epochs else "evaluate", device)):
         return case.args[:1] and case.args[0], case.answer
 

@@ -23,6 +23,7 @@ import builtins
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 from kata import records as _records
 from kata.harness import accelerator as _acc
@@ -36,6 +37,7 @@ __all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for",
 
 SEED = 0   # the records' seed in a learner's run: the same inputs every run (grading draws one per hand-in)
 
+_NO_TARGET = SimpleNamespace(path=None)   # the target of answers read from a file: no folder
 _CURRENT: list = [None]   # the check being run (kata/harness/plugin.py sets it): its report says what it read
 
 
@@ -117,6 +119,12 @@ class Asking:
 
     def __repr__(self) -> str:
         return f"<records of {self.exercise!r}>"
+
+    @property
+    def _target(self):
+        """What :func:`kata.harness.target.target_of` reads of a handle: the target the records are asked of here
+        (its folder names the learner's lines in an explained error), or one without a folder (answers from a file)."""
+        return self.target or _NO_TARGET
 
     def _record(self, name: str) -> _records.Record:
         if name not in self.records:
