@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from kata import curriculum
+from kata import curriculum, records
 from kata.harness import accelerator as _accelerator
 from kata.harness import asking, collector, failures, outcomes, settings
 from kata.harness.grouping import Recorder
@@ -51,6 +51,7 @@ _WORKED_ON = pytest.StashKey[list]()              # exercises whose module in ex
 # its exercise two time limits (two minutes in `pytest exercises`, one in kata watch), not one per check.
 STRIKES = 2
 STRUCK = N_("not run: {n} checks of this exercise ran out of time (an endless loop?)")
+_THREADS = pytest.StashKey[types.FunctionType]()   # what sets torch's threads back when the run ends
 _TIMEOUTS = pytest.StashKey[dict]()             # {exercise: checks of it that ran out of time}
 
 STUB_MUST_FAIL = N_(
@@ -320,11 +321,14 @@ def _checks_run(session: pytest.Session) -> bool:
 def pytest_collection_finish(session: pytest.Session) -> None:
     if _checks_run(session):
         collector.freeze_collected(session.config)
+        if any(curriculum.exercise_of(item.path) for item in session.items):   # the checks (not the benchmarks)
+            session.config.stash[_THREADS] = records.few_threads()   # set back at the end (a notebook's kernel goes on)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     if _checks_run(session):
         collector.freeze_at_exit()
+    session.config.stash.get(_THREADS, lambda: None)()
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:

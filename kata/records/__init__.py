@@ -38,7 +38,7 @@ from kata.records.wire import typed
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
            "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record",
-           "small_celeba", "timed", "using"]
+           "few_threads", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -52,6 +52,10 @@ RESTS = (WORK, SOURCE, *PROCESS)
 
 RECORD_SECONDS = 10.0   # one record's time, where a hand-in is asked (correct code takes well under a second)
 EXERCISE_TIMEOUTS = 2   # records of one exercise that ran out of time before the rest of it is not asked
+# torch's CPU threads while records are asked and checked: their work is tiny (batches of a few 64x64 images),
+# where a second thread costs more than it gains (on a busy 2-core machine, OpenMP's waiting threads spin: pytest
+# solutions took 11-12 s on two threads, 8.3-8.9 s on one), and one thread computes the same floats in every process.
+THREADS = 1
 EXAMPLES = 20   # the inputs a Hypothesis-backed draw gives a record (the same in every process that draws them)
 # The records' CelebA (Context.celeba): small, drawn from one seed, the same wherever it is drawn (two batches of 8
 # in each split).
@@ -152,6 +156,16 @@ def small_celeba(root: Path) -> Path:
     if not (Path(root) / "celeba" / "list_eval_partition.txt").is_file():
         generate(root, **CELEBA, workers=1, progress=False)
     return Path(root)
+
+
+def few_threads() -> Callable[[], None]:
+    """torch on :data:`THREADS` CPU threads (where this process has imported it); returns what sets them back."""
+    torch = sys.modules.get("torch")
+    if torch is None:
+        return lambda: None
+    before = torch.get_num_threads()
+    torch.set_num_threads(THREADS)
+    return lambda: torch.set_num_threads(before)
 
 
 _CONTEXT = [Context()]

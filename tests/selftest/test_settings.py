@@ -7,6 +7,8 @@ from hypothesis import strategies as st
 
 from kata.harness.settings import HYPOTHESIS_SETTINGS, hypothesis_for_the_call
 
+pytest_plugins = ["pytester"]
+
 
 def always_failing():
     """A property check that fails on every input, as a check does on a stub, counting its calls."""
@@ -49,3 +51,34 @@ def test_the_tests_own_settings_come_back_after_the_call():
     with hypothesis_for_the_call(check, learner=True, must_fail=False):
         assert getattr(check, HYPOTHESIS_SETTINGS) is not before
     assert getattr(check, HYPOTHESIS_SETTINGS) is before, "the call's settings outlived the call"
+
+
+class Threads:
+    """An inner run's plugin: torch's CPU threads while each check runs."""
+
+    def __init__(self):
+        self.seen: set[int] = set()
+
+    def pytest_runtest_call(self, item):
+        import torch
+
+        self.seen.add(torch.get_num_threads())
+
+
+def test_the_checks_run_on_one_thread_and_a_notebooks_threads_come_back(pytester):
+    """kata.records.THREADS while the checks run (their work is tiny: a second thread only spins); the caller's
+    threads after the run, as a notebook's kernel that trains next needs them."""
+    import torch
+
+    from kata import records
+    from kata.project import locate
+
+    before, threads = torch.get_num_threads(), Threads()
+    torch.set_num_threads(2)
+    try:
+        pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target", str(locate().solutions),
+                                     str(locate().checks_of("devices")), plugins=[threads])
+        assert threads.seen == {records.THREADS}
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
