@@ -350,8 +350,9 @@ def main() -> int:
                         help="no untimed first run of each command (its bytecode caches are written already)")
     parser.add_argument("--runs", metavar="NAMES", default=",".join(curriculum.names()),
                         help="the exercises whose runs are timed (default: all), comma-separated")
-    parser.add_argument("--watch", metavar="NAMES", default=",".join(curriculum.names()),
-                        help="the exercises whose saves kata watch is timed on (default: all), comma-separated")
+    parser.add_argument("--watch", metavar="NAMES",
+                        help="the exercises whose saves kata watch is timed on (default: those of --runs), "
+                             "comma-separated")
     parser.add_argument("--no-watch", action="store_true", help="leave kata watch out")
     parser.add_argument("--no-grade", action="store_true", help="leave kata grade out")
     parser.add_argument("--submissions", type=int, default=8, help="copies of solutions/ to grade (default 8)")
@@ -374,6 +375,9 @@ def main() -> int:
         measured = [name for name in args.runs.split(",") if name]
         if set(measured) - set(curriculum.names()):
             sys.exit(f"--runs {args.runs}: the exercises are {', '.join(curriculum.names())}")
+        args.watch = args.watch or ",".join(measured)
+        if not args.no_watch and set(args.watch.split(",")) - set(measured):   # a save's time past its checks' own
+            sys.exit(f"--watch {args.watch}: each exercise timed in kata watch must be in --runs too")
         figures.update(runs(stubs, args.repeat, logs, warmup=not args.no_warmup, names=measured))
         figures["slowest"] = slowest(logs / "solutions.jsonl")
         figures["checks"] = checks_time(logs)
