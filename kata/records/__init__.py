@@ -37,7 +37,7 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record",
+           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "module_of", "record",
            "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
@@ -220,11 +220,17 @@ def record(cases=None, *, rests: str | tuple[str, ...] = WORK, name: str | None 
 
 
 def load(path: Path) -> dict[str, Record]:
-    """The records of one ``records/NAME.py`` (by path: it is no package on sys.path), {} when there is none;
-    imported once, and again only where sys.modules has lost it (the classes it draws must be the checks')."""
+    """The records of one ``records/NAME.py``, {} when there is none (see :func:`module_of`)."""
+    module = module_of(path)
+    return {r.name: r for r in vars(module).values() if isinstance(r, Record)} if module else {}
+
+
+def module_of(path: Path):
+    """The module ``records/NAME.py`` (by path: it is no package on sys.path), None when there is none; imported
+    once, and again only where sys.modules has lost it (the classes it draws must be the checks')."""
     path = Path(path)
     if not path.is_file():
-        return {}
+        return None
     name = f"kata_records_{path.stem}"
     module = sys.modules.get(name)
     if module is None or getattr(module, "__file__", None) != str(path):
@@ -236,7 +242,7 @@ def load(path: Path) -> dict[str, Record]:
         except BaseException:
             sys.modules.pop(name, None)
             raise
-    return {r.name: r for r in vars(module).values() if isinstance(r, Record)}
+    return module
 
 
 def error_text(exc: BaseException) -> str:
