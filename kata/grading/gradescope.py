@@ -42,18 +42,12 @@ SRC="$ROOT/source/device-kata"
 if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) || true
 fi
-PY=""
-for candidate in python3.13 python3.12 python3.11; do
-  if command -v "$candidate" >/dev/null 2>&1; then PY="$candidate"; break; fi
-done
-if [ -z "$PY" ]; then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y python3.11 python3.11-venv
-  PY=python3.11
-fi
+# Python 3.11 or later, with venv: the image's python3, else python3.11 (Ubuntu 22.04's python3 is 3.10).
+PY=python3
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || PY=python3.11
 if ! "$PY" -m venv "$ROOT/venv"; then
   apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y "$PY-venv"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "$PY" "$PY-venv"
   "$PY" -m venv "$ROOT/venv"
 fi
 "$ROOT/venv/bin/pip" install --upgrade pip
@@ -150,8 +144,7 @@ def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
             for name, data, mode in files:
                 info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, data)
+                archive.writestr(info, data, zipfile.ZIP_DEFLATED)
         from kata.files import atomic_write
 
         atomic_write(dest, buffer.getvalue())
