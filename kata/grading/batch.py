@@ -112,16 +112,14 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
     extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
              "seconds": round(seconds, 1), "jobs": len(pool), "checks": len(scheme.checks),
              "points_resting_on_the_process": round(scheme.resting_on_the_process(), 2)}
-    saved = {"checks": list(reference.results), "results": reference.results, "seconds": round(reference.seconds, 1),
-             "seed": reference.seed, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-    write_outputs(out, graded, scores, scheme, limits, protections, saved, extra)
+    write_outputs(out, graded, scores, scheme, limits, protections, extra)
     for warning in scheme.warnings:
         echo(say("warning: {warning}", warning=warning))
     if subs:
         echo(say(texts.GRADED[len(subs) != 1], n=len(subs), seconds=seconds, each=seconds / len(subs),
                  jobs=len(pool), limits=limits.describe()))
         echo(class_table(scores, scheme))
-    echo(say("wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/, reference.json", out=out))
+    echo(say("wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/", out=out))
     return scores
 
 

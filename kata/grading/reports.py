@@ -133,7 +133,7 @@ def _grades_csv(scores: list[Score], scheme: Scheme) -> str:
 
 
 def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: Scheme, limits,
-                  protections: list[str], reference: dict, extra: dict) -> None:
+                  protections: list[str], extra: dict) -> None:
     """Write DIR's files: results/, feedback/ and logs/ are built aside and put in place whole; the files
     are written atomically."""
     out.mkdir(parents=True, exist_ok=True)
@@ -173,8 +173,8 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,
         "resting_on_the_process": {c: {"points": round(w, 4), "what": scheme.on_the_process(c)}
                                    for c, w in scheme.weight.items() if w > 0 and scheme.on_the_process(c)},
+        "no_points": scheme.unweighted,
         **extra,
     }
     write_json(out / "summary.json", summary)
-    write_json(out / "reference.json", reference, indent=1)
     atomic_write(out / "grades.csv", _grades_csv(scores, scheme))
