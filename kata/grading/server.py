@@ -8,7 +8,7 @@ hand-in's code, runs the checks (pytest, the kata's plugin, the checks, collecte
 records gave (``--records-from``). For each request (one JSON line on stdin: ``{"id", "files", "wall", "quiet",
 ...}``) it forks a child that reads the request, writes the files into a folder of its own (never reused, its
 name unguessable; the only modules it loads) or the answers to check (``records.json``), with ``HOME`` and
-``TMPDIR`` in it, and runs them. It waits for the child (its end seen at once; ended after ``wall`` seconds, or
+``TMPDIR`` in it, and runs them. It waits for the child (its end seen within 20 ms; ended after ``wall`` seconds, or
 ``quiet`` seconds without a new report line; meanwhile it tells the grader each second what the sandbox holds
 outside the processes' memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is
 read; and forks a process that reads the report and output as hostile input (kata/grading/hostile.py), brings
@@ -87,12 +87,6 @@ def _preload(role: str, collect: list[str]) -> None:
             charmap.charmap(), charmap.intervals_from_codec("utf-8"), _get_local_constants()
 
 
-def _child_verdicts(request: dict, folder: Path) -> int:
-    import pytest
-
-    return int(pytest.main([a.replace("{work}", str(folder)) for a in request["args"]]))
-
-
 def _child_records(request: dict, folder: Path) -> int:
     from kata import curriculum, records, sim
     from kata.harness.target import Target
@@ -148,7 +142,12 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int) -> 
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.chdir(folder)
         os.umask(0o077)
-        status = _child_verdicts(request, folder) if role == "verdicts" else _child_records(request, folder)
+        if role == "records":
+            status = _child_records(request, folder)
+        else:
+            import pytest
+
+            status = int(pytest.main([a.replace("{work}", str(folder)) for a in request["args"]]))
     except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
         print(say("kata grade: the test process ended with {kind}: {exc}", kind=type(exc).__name__, exc=exc),
               file=sys.stderr)
@@ -173,31 +172,24 @@ def _output(path: Path) -> tuple[str, int]:
 
 
 def _wait(pid: int, request: dict, report: Path, control_out: int, leftovers: Leftovers) -> str:
-    """Until the child ends, seen at once (a pidfd) and not reaped (its process group stays whole), or is ended
-    past its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
-    ended = None
-    with contextlib.suppress(AttributeError, OSError):   # Linux 5.3 and later; else a look each 20 ms
-        ended = os.pidfd_open(pid)
+    """Until the child ends, seen within 20 ms and not reaped (its process group stays whole), or is ended past
+    its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
     start = heard = told = time.monotonic()
     size = 0
-    try:
-        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            now = time.monotonic()
-            with contextlib.suppress(OSError):
-                grown = os.lstat(report).st_size
-                size, heard = (grown, now) if grown != size else (size, heard)
-            if now - told >= 1:
-                told = now
-                os.write(control_out, (json.dumps({"held": leftovers.held()}) + "\n").encode())
-            quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
-            if now - start > request["wall"] or now - heard > quiet:
-                forked.end(pid)
-                return "wall" if now - start > request["wall"] else "quiet"
-            select.select([ended] if ended is not None else [], [], [], 0.02 if ended is None else 0.1)
-        return "exit"
-    finally:
-        if ended is not None:
-            os.close(ended)
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        now = time.monotonic()
+        with contextlib.suppress(OSError):
+            grown = os.lstat(report).st_size
+            size, heard = (grown, now) if grown != size else (size, heard)
+        if now - told >= 1:
+            told = now
+            os.write(control_out, (json.dumps({"held": leftovers.held()}) + "\n").encode())
+        quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
+        if now - start > request["wall"] or now - heard > quiet:
+            forked.end(pid)
+            return "wall" if now - start > request["wall"] else "quiet"
+        time.sleep(0.02)
+    return "exit"
 
 
 def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -> bool:
