@@ -115,7 +115,7 @@ def status_of(graded: Graded) -> str:
         missing = [f"{m}.py" for m in names if m not in graded.found]
         if missing:
             notes.append(say("missing: {files}", files=", ".join(missing)))
-    broken = sorted({m for r in graded.results.values() if (m := texts.failed_import(r.get("message") or ""))})
+    broken = [f"{m}.py" for m in graded.found if "import" in graded.records.get(m, {})]   # its records' import
     if broken:
         notes.append(say(texts.IMPORT[len(broken) != 1], modules=", ".join(broken)))
     if graded.timed_out:

@@ -311,7 +311,7 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     """Every record of ``path`` (an exercise's records) asked of the module ``importing()`` imports, as the grader's
     sandbox asks them: the import in at most ``2 * RECORD_SECONDS`` (an import that never ends is the exercise's),
     each record in at most ``RECORD_SECONDS``, and none after :data:`EXERCISE_TIMEOUTS` ran out of time:
-    ``(name, {"inputs", "cases"} or {"error"})``."""
+    ``(name, {"inputs", "cases"} or {"error"})``; where the import failed, first ``("import", {"error"})``."""
     found = load(path)
     names = [n for n in found if n not in skip and not found[n].of_source]   # the source is read elsewhere
     if not names:
@@ -322,6 +322,7 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     except (Exception, TimedOut, SystemExit) as exc:  # noqa: BLE001 - the submission's error is every record's
         why = say("its import did not finish within {seconds:g} s", seconds=2 * RECORD_SECONDS) \
             if isinstance(exc, TimedOut) else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        yield "import", {"error": why}   # no record's name: "import" is a keyword
         yield from ((name, {"error": why}) for name in names)
         return
     timeouts = 0

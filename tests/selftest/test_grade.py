@@ -141,6 +141,7 @@ def test_each_broken_module_costs_its_exercise_only_and_a_conftest_changes_nothi
     assert all(got[ex] == 0 for ex in ("devices", "data", "model", "training", "sync")), got
     status = rows["mixed"]["status"]
     assert "missing: training.py" in status and "forged" not in status, status
+    assert "devices.py, data.py fail to import" in status, status   # a SystemExit, a syntax error
 
 
 def test_an_empty_folder_scores_nothing_and_says_why(graded):
