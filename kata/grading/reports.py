@@ -19,7 +19,7 @@ from kata import curriculum
 from kata.files import atomic_write, write_json
 from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
-from kata.grading.scoring import Scheme, Score, check_name, percent
+from kata.grading.scoring import Scheme, Score, percent
 from kata.harness import outcomes
 from kata.i18n import _, pad, say
 
@@ -72,7 +72,7 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
                              graded.results.get(c, {}).get("cause"), graded.results.get(c, {}).get("message") or "")
              for c in failing]
     for block in outcomes.summarize(found).blocks:
-        title = check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
+        title = outcomes.check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
                                                                                   n=len(block.checks))
         lines += [f"### {title}", "", _fence(outcomes.render_block(block)), ""]
     return lines
@@ -84,8 +84,8 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
     for ex in curriculum.exercises():
         for k, c in enumerate([c for c in scheme.checks if exercise_name(c) == ex.name], 1):
             r, w = graded.results.get(c, {}), scheme.weight[c]
-            test = {"name": f"{ex.label}: {check_name(c)}", "number": f"{ex.number}.{k}", "visibility": "visible",
-                    "tags": [ex.name]}
+            test = {"name": f"{ex.label}: {outcomes.check_name(c)}", "number": f"{ex.number}.{k}",
+                    "visibility": "visible", "tags": [ex.name]}
             if w > 0:
                 ok = r.get("outcome") == "passed"
                 output = "" if ok else r.get("message") or r.get("outcome", "failed")
@@ -153,13 +153,10 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
             (staging / "feedback" / f"{g.name}.md").write_text(feedback)
             (staging / "results" / f"{g.name}.json").write_text(results)
             (staging / "logs" / f"{g.name}.log").write_text(log)
-        for name in ("results", "feedback", "logs"):
-            target = out / name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            os.replace(staging / name, target)
+        for name in ("results", "feedback", "logs"):   # what a previous run wrote there goes with the staging
+            if os.path.lexists(out / name):
+                os.replace(out / name, staging / f"previous-{name}")
+            os.replace(staging / name, out / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     names = curriculum.names()

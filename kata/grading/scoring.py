@@ -20,11 +20,7 @@ from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
 from kata.i18n import _, say
 
-__all__ = ["Scheme", "Score", "check_name", "finish", "percent", "score", "status_of"]
-
-
-def check_name(nodeid: str) -> str:
-    return nodeid.split("::", 1)[-1]
+__all__ = ["Scheme", "Score", "finish", "percent", "score", "status_of"]
 
 
 def percent(total: float, maximum: float) -> float:
