@@ -18,13 +18,13 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kata.grading.sandbox import CGROUP_ROOT, Limits, Plan, Roots, uid_of
+from kata.harness import forked
 from kata.i18n import _, say
 
 __all__ = ["Answer", "Slot"]
@@ -163,19 +163,18 @@ class Slot:
                 if sum(_private_bytes(p) for p in children) + held > ceiling:
                     killed_for_memory = True
                     for pid in children:
-                        _kill(pid)
+                        forked.end(pid)
 
     def stop(self) -> None:
         if self.process is not None:
-            for pid in [*_below(self.process.pid), self.process.pid]:
-                _kill(pid)
-            _kill(self.process.pid, group=True)
+            for pid in [*_below(self.process.pid), self.process.pid]:   # and the server's group (its session)
+                forked.end(pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
             self.process = None
         for d in self.cgroup:
             for pid in _pids_of(d):
-                _kill(pid)
+                forked.end(pid)
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.cgroup = []
@@ -260,8 +259,3 @@ def _pids_of(cgroup: Path) -> list[int]:
     with contextlib.suppress(OSError, ValueError):
         return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
     return []
-
-
-def _kill(pid: int, group: bool = False) -> None:
-    with contextlib.suppress(OSError):
-        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
