@@ -78,19 +78,18 @@ class Job:
     order: list[str] = field(default_factory=list)   # every check, in the order pytest runs them (the reference's)
 
 
-def outcomes(text: str) -> tuple[dict[str, dict], bool]:
+def outcomes(text: str) -> dict[str, dict]:
     """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
-    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done), and whether the
-    session finished. A check reported twice for one phase is failed: neither report is taken."""
-    reports, finished, phases = [], False, Counter()
+    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done). A check reported
+    twice for one phase is failed: neither report is taken."""
+    reports, phases = [], Counter()
     for line in text.splitlines():
         with contextlib.suppress(hostile.Unreadable):
             report = hostile.decode(line)
-            if isinstance(report, dict):
-                finished = finished or report.get("$report_type") == "SessionFinish"
-                if report.get("$report_type") == "TestReport" and isinstance(report.get("nodeid"), str):
-                    reports.append(report)
-                    phases[report["nodeid"], str(report.get("when"))] += 1
+            if isinstance(report, dict) and report.get("$report_type") == "TestReport" \
+                    and isinstance(report.get("nodeid"), str):
+                reports.append(report)
+                phases[report["nodeid"], str(report.get("when"))] += 1
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
     read = {}
     for r in reports:
@@ -111,7 +110,7 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
             results[nodeid] = {"outcome": "failed", "todo": False, "cause": "twice",
                                "message": say("the report log holds this check's {when} {n} times: the grader "
                                               "takes none of them", when=when, n=n)}
-    return results, finished
+    return results
 
 
 def _why(answer: Answer, limits: Limits, record: bool = True) -> str:
@@ -205,7 +204,7 @@ def _verdicts(job: Job, graded: Graded, deadline: float) -> None:
     answer = job.verdicts.ask({"files": {}, "records": answers, "args": job.pytest_args, "wall": left,
                                "quiet": job.limits.test_timeout + 15, "start": START}, left + 60)
     _log(graded, "the checks of the records' answers", answer)
-    graded.results.update(outcomes(answer.report)[0])
+    graded.results.update(outcomes(answer.report))
     if answer.end != "exit" and any(c not in graded.results for c in job.order):
         graded.problems.append(say("the checks of its answers stopped: the test process {why}",
                                    why=_why(answer, job.limits, False)))
