@@ -26,15 +26,6 @@ from kata.i18n import _, pad, say
 __all__ = ["class_table", "feedback_markdown", "gradescope_results", "write_outputs"]
 
 
-def _fence(text: str) -> str:
-    ticks = "````" if "```" in text else "```"
-    return f"{ticks}text\n{text.rstrip()}\n{ticks}"
-
-
-def _hint(ex: curriculum.Exercise) -> str:
-    return "\n\n".join((f"`{topic}`: " if topic else "") + _(levels[0].strip()) for topic, levels in ex.hints if levels)
-
-
 def feedback_markdown(graded: Graded, s: Score, scheme: Scheme) -> str:
     lines = [say("# device-kata: feedback for {name}", name=graded.name), "",
              say("**Score: {total:.2f} / {max:g} ({percent:.1f}%)**", total=s.total, max=scheme.total,
@@ -66,15 +57,17 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
         lines += ["", say(texts.OBSERVED, observed="; ".join(observed))]
     if not failing:
         return lines + [""]
-    lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(_hint(ex), "> ", lambda _: True),
+    hint = "\n\n".join((f"`{topic}`: " if topic else "") + _(levels[0].strip()) for topic, levels in ex.hints if levels)
+    lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(hint, "> ", lambda _: True),
               "", say("Run these checks on your own machine with `pytest exercises/{name}.py`.", name=ex.name), ""]
-    found = [outcomes.Record(c, ex.name, "todo" if graded.results.get(c, {}).get("todo") else "failed",
-                             graded.results.get(c, {}).get("cause"), graded.results.get(c, {}).get("message") or "")
-             for c in failing]
+    found = [outcomes.Record(c, ex.name, "todo" if (r := graded.results.get(c, {})).get("todo") else "failed",
+                             r.get("cause"), r.get("message") or "") for c in failing]
     for block in outcomes.summarize(found).blocks:
         title = outcomes.check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
                                                                                   n=len(block.checks))
-        lines += [f"### {title}", "", _fence(outcomes.render_block(block)), ""]
+        text = outcomes.render_block(block).rstrip()
+        ticks = "````" if "```" in text else "```"   # a fence the message itself can't close
+        lines += [f"### {title}", "", f"{ticks}text\n{text}\n{ticks}", ""]
     return lines
 
 
