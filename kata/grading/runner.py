@@ -153,17 +153,15 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
         answer = job.records.ask({"files": files, "seed": graded.seed, "skip": skip, "wall": left,
                                   "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
         _log(graded, "the records", answer)
-        seen = {(ex, n) for ex, names in graded.records.items() for n in names}
         for line in answer.report.splitlines():
             try:
                 exercise, name, result = hostile.decode(line)
             except (hostile.Unreadable, ValueError, TypeError):
                 continue
             if isinstance(exercise, str) and isinstance(name, str) and isinstance(result, dict):
-                if (exercise, name) in seen:   # void, not replaced: which of the two would be the code's?
+                if name in graded.records.setdefault(exercise, {}):   # void, not replaced: which would be the code's?
                     result = {"error": say("the record was written twice; the grader takes neither")}
-                graded.records.setdefault(exercise, {})[name] = result
-                seen.add((exercise, name))
+                graded.records[exercise][name] = result
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return
