@@ -1,16 +1,9 @@
 """Taking a submission: a name of its own, and its exercise modules as text, nothing else.
 
-A *submission* is a folder holding the exercises' modules (directly, in an
-``exercises/`` subfolder, or inside its one subfolder, as unzipped archives
-often are) or a ``.zip`` of one. Only the modules the curriculum names are
-taken, with the learner's own helper modules beside them (``from .helpers
-import ...``): plain ``.py`` files of 1 MB at most, 50 at most. A path that
-leads outside the hand-in is refused and named in the submission's status: a
-symbolic link that resolves elsewhere (a ``solutions`` folder, a reference
-file), a file with a second name elsewhere (a hard link), a zip entry with an
-absolute path or ``..``. A ``conftest.py``, ``pytest.ini`` or
-``sitecustomize.py`` beside the modules is never run: the grader puts the
-files it took in a folder of its own.
+What is taken (the exercises' modules and the learner's helper modules beside them, in the hand-in's top,
+its ``exercises/`` or those of its one subfolder) and what is refused and named (a path that leads out of the
+hand-in) is said to teachers in docs/teaching.md, "2. Collect". The files taken are written by the grader into a
+folder of its own (kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
 """
 
 from __future__ import annotations
