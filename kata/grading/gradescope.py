@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kata.grading import texts
 from kata.i18n import _, language
-from kata.project import Project, locate
+from kata.project import locate
 
 __all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", "write"]
 
@@ -102,20 +102,18 @@ def options_of(args) -> list[str]:
     return options + (["--slow"] if args.slow else []) + (["--lang", language()] if language() != "en" else [])
 
 
-def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
-    """(path inside device-kata/, file) for each file the autograder needs."""
-    project = project or locate()
-    root = project.root
+def source_files() -> list[tuple[str, Path]]:
+    """(path inside device-kata/, file) for each file the autograder needs (not the kata's own tests, tests/selftest:
+    grading needs none of them)."""
+    root = locate().root
     picked = [(name, root / name) for name in ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md",
                                                 "LICENSE", "LICENSE.md", "LICENSE.txt") if (root / name).is_file()]
     for folder in ("kata", "tests", "records", "solutions", "exercises"):
         for path in sorted((root / folder).rglob("*")):
             rel = path.relative_to(root)
-            if not path.is_file() or path.suffix == ".pyc" or SKIP_NAMES & set(rel.parts[1:]):
-                continue
-            if rel.parts[:2] == ("tests", "selftest"):   # the grader's own tests: not needed to grade
-                continue
-            picked.append((rel.as_posix(), path))
+            if path.is_file() and path.suffix != ".pyc" and not SKIP_NAMES & set(rel.parts[1:]) \
+                    and rel.parts[:2] != ("tests", "selftest"):
+                picked.append((rel.as_posix(), path))
     return picked
 
 

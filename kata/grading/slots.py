@@ -123,9 +123,11 @@ class Slot:
             raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=self._log_tail()))
         self.server = ([p for p in [self.process.pid, *_below(self.process.pid)]   # the last: bubblewrap's own
                         if b"kata.grading.server" in _cmdline(p)] or [self.process.pid])[-1]   # command names it too
-        if self.cgroup:
-            baseline = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
-            self._limit_cgroup(baseline + (self.limits.memory_mb << 20))
+        if self.cgroup:   # the ceiling: what the server holds once ready, and a submission's memory
+            held = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
+            name = "memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes"
+            with contextlib.suppress(OSError):
+                (self.cgroup[0] / name).write_text(str(held + (self.limits.memory_mb << 20)))
 
     def ask(self, request: dict, timeout: float) -> Answer:
         """Send one request; the answer, or why there is none (the server is then replaced on the next ask)."""
@@ -236,11 +238,6 @@ class Slot:
     def _join_cgroup(self) -> None:
         for d in self.cgroup:
             (d / "cgroup.procs").write_text(str(os.getpid()))
-
-    def _limit_cgroup(self, limit: int) -> None:
-        memory = self.cgroup[0] / ("memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes")
-        with contextlib.suppress(OSError):
-            memory.write_text(str(limit))
 
 
 def _cmdline(pid: int) -> bytes:
