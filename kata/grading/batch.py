@@ -10,10 +10,10 @@ becomes that hand-in's row: every other row is written.
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -137,25 +137,19 @@ def _scored(graded: Graded, scheme: Scheme, limits: Limits) -> Score:
 
 
 def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
-    """Each submission on the first free job, in order, with a seed of its own. A grader's own failure ends the
-    run."""
+    """Each submission on a job of its worker's own (a worker per job), in order, with a seed of its own. A
+    grader's own failure ends the run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
 
-    free: queue.Queue = queue.Queue()
-    for job in pool:
-        free.put(job)
+    jobs, mine = iter(pool), threading.local()
 
     def one(sub: Submission) -> Graded:
-        job = free.get()
-        try:
-            return grade_submission(job, sub, seed=new_seed())
-        finally:
-            free.put(job)
+        return grade_submission(mine.job, sub, seed=new_seed())
 
     graded = []
-    with ThreadPoolExecutor(len(pool)) as workers, tqdm(
+    with ThreadPoolExecutor(len(pool), initializer=lambda: setattr(mine, "job", next(jobs))) as workers, tqdm(
             total=len(subs), desc="kata grade", unit=_("submission"), disable=not progress or not subs,
             file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
         try:
