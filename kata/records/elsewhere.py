@@ -45,7 +45,7 @@ from kata.i18n import _, say
 
 __all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops"]
 
-TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
+TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
 
 
 class NotRun(Exception):
