@@ -1,7 +1,8 @@
 """Records of exercise 7, checkpoint: the tiny run of kata/records/doubles.py (its seed and the epoch saved drawn)
 saved by save_checkpoint, the file read back as a stranger's (weights_only=True, onto the CPU) as data; a fresh model
 and optimizer filled by load_checkpoint, then trained on; files with code hidden in them; on the accelerator, the
-devices a file's tensors are tagged for, and a laptop (kata/records/elsewhere.py) opening a file saved there.
+devices a file's tensors are tagged for, and a laptop (kata/records/elsewhere.py: a fresh process without one) opening
+a file saved there with load_checkpoint (:func:`on_laptop`).
 """
 
 from __future__ import annotations
@@ -16,13 +17,16 @@ from hypothesis import strategies as st
 
 from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, WORK, context, record
 from kata.records.doubles import MORE, fixed_batches, history_of, host, tiny_model, tiny_run, train_batches
-from kata.records.elsewhere import CALLS, NotRun, open_elsewhere
+from kata.records.elsewhere import NotRun, open_elsewhere
 from kata.records.history import HISTORY, History
 from kata.records.payloads import KINDS, RunsCode
 
 # An epoch, and up to four entries of each history (of 16 distinct values): any of them comes back as saved.
 ROUND_TRIP = st.tuples(st.integers(0, 9999), st.integers(0, 10_000), st.integers(0, 4),
                        st.lists(st.floats(0, 10, allow_nan=False), min_size=16, max_size=16, unique=True))
+# The laptop's calls of load_checkpoint: how each is said, and its device argument (None: none given).
+CALLS = {"load_checkpoint(path, model, optimizer)": None,
+         "load_checkpoint(path, model, optimizer, device='cpu')": "cpu"}
 
 
 def seeded(*kinds):
@@ -73,6 +77,14 @@ def cpu(x):
     return [cpu(v) for v in x] if isinstance(x, list) else host(x)
 
 
+def placement(adam) -> list:
+    """Per parameter of ``adam``, in its order: the parameter's device, and the device of each of its state tensors
+    shaped like it."""
+    return [[str(p.device), {name: str(t.device) for name, t in adam.state.get(p, {}).items()
+                             if isinstance(t, torch.Tensor) and t.shape == p.shape}]
+            for group in adam.param_groups for p in group["params"]]
+
+
 def loaded(checkpoint, path, seed, on=None, optimizer=True, **kwargs) -> dict:
     """A fresh model (another seed) on device ``on`` and its Adam, filled by load_checkpoint (``optimizer``: given it):
     what it returned, the model's state and devices, whether the optimizer holds its parameters, the optimizer's
@@ -83,8 +95,7 @@ def loaded(checkpoint, path, seed, on=None, optimizer=True, **kwargs) -> dict:
     found = {"returned": returned, "state": cpu(dict(model.state_dict())),
              "devices": sorted({p.device.type for p in model.parameters()}),
              "held": [any(p is q for q in model.parameters()) for p in params], "optimizer": cpu(adam.state_dict()),
-             "placement": [[str(p.device), {name: str(t.device) for name, t in adam.state.get(p, {}).items()
-                                            if isinstance(t, torch.Tensor) and t.shape == p.shape}] for p in params]}
+             "placement": placement(adam)}
     if not optimizer:
         return found
     try:
@@ -156,8 +167,8 @@ def on_accelerator(checkpoint, seed, epoch, kind):
     return tagged(*saved(checkpoint, seed, epoch, device, history_of(kind, device)))
 
 
-@record(seeded(), rests=BEHAVIOUR, accelerator=True)
-def laptop(checkpoint, seed, epoch):
+@record(lambda draw: [(*seeded()(draw)[0], CALLS)], rests=BEHAVIOUR, accelerator=True)
+def laptop(checkpoint, seed, epoch, calls):
     """Saved on the accelerator, read here, and opened by load_checkpoint in a fresh process without one, trained on"""
     device = context().accelerator
     if device.type == "mps":
@@ -168,8 +179,8 @@ def laptop(checkpoint, seed, epoch):
     if "file" not in found["read"] or not file:
         return {**found, "notebook": not file}
     try:
-        found["laptop"] = open_elsewhere({"folder": str(Path(file).parent), "module": "checkpoint", "file": str(path),
-                                          "seed": seed + 1, "batches": {}, "epochs": MORE, "calls": CALLS})
+        found["laptop"] = open_elsewhere(on_laptop, Path(file).parent, {"file": str(path), "seed": seed,
+                                                                        "calls": calls})
     except NotRun as err:
         return {**found, "not_run": str(err)}
     if any((c["error"] or {}).get("not_written") for c in found["laptop"]["calls"].values()):
@@ -180,3 +191,53 @@ def laptop(checkpoint, seed, epoch):
         except Exception:  # noqa: BLE001 - only a stub's error is raised here; the laptop's is the answer
             pass
     return found
+
+
+def on_laptop(target, file, seed, calls) -> dict:
+    """On the laptop (kata.records.elsewhere): PyTorch's own torch.load(file), then each of ``calls`` of the
+    learner's load_checkpoint (label -> its device argument) into a fresh model (another seed) and its Adam, trained
+    on where the model is; as plain values and CPU tensors."""
+    found = {"torch_load": "", "calls": {}}
+    try:
+        torch.load(file)
+    except Exception as exc:  # noqa: BLE001 - PyTorch's own error is the lesson
+        found["torch_load"] = f"{type(exc).__name__}: {exc}"
+    checkpoint = target.load("checkpoint")
+    for label, device in calls.items():
+        model, optimizer = tiny_run(seed + 1, 0)
+        try:
+            returned = checkpoint.load_checkpoint(file, model, optimizer, **({} if device is None else
+                                                                              {"device": device}))
+        except Exception as exc:  # noqa: BLE001 - the learner's error is what this machine found
+            found["calls"][label] = {"error": _error(exc, target)}
+            continue
+        one = found["calls"][label] = {
+            "error": None, "returned": _plain(returned), "devices": [str(p.device) for p in model.parameters()],
+            "state": cpu(dict(model.state_dict())), "optimizer": cpu(optimizer.state_dict()),
+            "placement": placement(optimizer), "step_error": None}
+        try:
+            train_batches(model, optimizer, fixed_batches(), MORE, device=next(model.parameters()).device)
+        except Exception as exc:  # noqa: BLE001 - the next step's error, for the check to explain
+            one["step_error"] = _error(exc, target)
+        one["after"] = [host(p) for p in model.parameters()]
+    return found
+
+
+def _error(exc: BaseException, target) -> dict:
+    place = target.place_of(exc)
+    return {"type": type(exc).__name__, "message": str(exc)[:1500], "where": place.where if place else "",
+            "source": place.source if place else "", "not_written": isinstance(exc, NotImplementedError)}
+
+
+def _plain(value, depth: int = 0):
+    """A returned value as plain data: its kind, and what it holds (tensors as CPU copies)."""
+    if depth > 4:
+        return {"kind": "deep"}
+    if type(value) in (int, float, bool, str, type(None)):
+        return {"kind": type(value).__name__, "value": value}
+    if isinstance(value, torch.Tensor):
+        return {"kind": "tensor", "device": str(value.device), "grad": value.requires_grad, "value": host(value)}
+    if isinstance(value, (list, tuple)):
+        kind = "namedtuple" if hasattr(type(value), "_fields") else type(value).__name__
+        return {"kind": kind, "items": [_plain(v, depth + 1) for v in value]}
+    return {"kind": type(value).__name__, "value": repr(value)[:80]}

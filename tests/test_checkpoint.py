@@ -39,7 +39,6 @@ from kata.checks.checkpoints import (
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.i18n import N_, _, say
 from kata.records.doubles import MORE, fixed_batches, history_of, tiny_run, train_batches
-from kata.records.elsewhere import CALLS
 from kata.records.history import History
 
 ATOL = 1e-5   # a run on the accelerator, against the checks' own on the CPU
@@ -317,10 +316,11 @@ def laptop(checkpoint, accelerator):
 
 
 def opened(checkpoint, laptop, accelerator):
-    """(seed, epoch, what the laptop found) for a file saved on the accelerator that holds the contract's
-    checkpoint, as it was saved there (the outcome, a failure or a skip included, is both laptop checks')."""
+    """(seed, epoch, the calls of load_checkpoint made, what the laptop found) for a file saved on the accelerator
+    that holds the contract's checkpoint, as it was saved there (the outcome, a failure or a skip included, is both
+    laptop checks')."""
     __tracebackhide__ = True
-    seed, epoch = laptop.args
+    seed, epoch, calls = laptop.args
     with explained(checkpoint, SAVE):
         found = laptop.answer
     fail_if(read_problem(found["read"], "from-the-gpu.pt")
@@ -335,7 +335,7 @@ def opened(checkpoint, laptop, accelerator):
                         reason=found["not_run"]))
     if found["laptop"]["cuda"] or found["laptop"]["simulated"]:
         pytest.skip(_("the fresh process still had an accelerator (CUDA_VISIBLE_DEVICES was not obeyed)"))
-    return seed, epoch, found["laptop"]
+    return seed, epoch, calls, found["laptop"]
 
 
 # Where an error of the fresh process was raised, when it was not in the learner's file.
@@ -358,8 +358,8 @@ def elsewhere_problem(found: dict, call: str) -> str | None:
 
 @pytest.mark.cuda
 def test_a_machine_without_a_gpu_opens_a_checkpoint_saved_on_one(checkpoint, accelerator, laptop):
-    _seed, epoch, found = opened(checkpoint, laptop, accelerator)
-    for call in CALLS:
+    _seed, epoch, calls, found = opened(checkpoint, laptop, accelerator)
+    for call in calls:
         fail_if(elsewhere_problem(found, call))
         problem = returned_problem(_value(found["calls"][call]["returned"]), epoch, HISTORY)
         fail_if(problem and problem + "\n" + say(lessons.ELSEWHERE_PLAIN, what=call))
@@ -382,15 +382,11 @@ def laptop_problem(found: dict, seed: int, epoch: int, call: str) -> str | None:
         return say(lessons.LOAD_DEVICE_NONE, call=call, before="cpu", after=", ".join(sorted(set(got["devices"])))) \
             + where
     problem = (model_problem(got["state"], at_save, call, ATOL)
-               or optimizer_difference(got["optimizer_state"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE,
-                                       ATOL, call=call))
+               or optimizer_difference(got["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE,
+                                       ATOL, call=call)
+               or placement_problem(got, call))
     if problem:
         return problem + where
-    for index, entry in enumerate(got["optimizer"]):
-        for name, t in entry["state"].items():
-            if t["device"] != entry["param"] and t["value"].dim() > 0:
-                return say(lessons.OPTIMIZER_STATE_LEFT_BEHIND, state=t["device"], params=entry["param"], call=call,
-                           name=repr(name), index=index) + where
     if got["step_error"] is not None:
         error = got["step_error"]
         text = f"{error['type']}: {error['message'][:300]}"
@@ -404,10 +400,10 @@ def laptop_problem(found: dict, seed: int, epoch: int, call: str) -> str | None:
 
 @pytest.mark.cuda
 def test_on_that_machine_the_state_lands_on_the_cpu_and_training_continues(checkpoint, accelerator, laptop):
-    seed, epoch, found = opened(checkpoint, laptop, accelerator)
-    for call in CALLS:
+    seed, epoch, calls, found = opened(checkpoint, laptop, accelerator)
+    for call in calls:
         fail_if(elsewhere_problem(found, call))
-    for call in CALLS:
+    for call in calls:
         fail_if(laptop_problem(found, seed, epoch, call))
 
 

@@ -1,23 +1,12 @@
-"""Grading a class: ``kata grade`` and ``kata gradescope``.
+"""Grading a class: ``kata grade`` and ``kata gradescope`` (what their grades rest on: docs/teaching.md, "The
+trust model").
 
-A grade must be one a teacher can defend, and one a submission's own process
-cannot talk up. So the submission's process only answers questions: in its
-sandbox (kata/grading/sandbox.py: bubblewrap, limits; kata/grading/server.py,
-kata/grading/slots.py; each hand-in in a sandbox restored and checked after the
-one before, kata/grading/leftovers.py) its functions are asked the exercises'
-records (records/NAME.py) on inputs drawn for this hand-in, and give back data
-(kata/records/wire.py), every byte of it read as hostile input
-(kata/grading/hostile.py); what its source declares is read in the grader. Every
-verdict is computed outside it: the checks run in the grader's own process on
-those answers (kata/grading/runner.py), and a check's points are earned when it
-passes there (kata/grading/scoring.py). A forged answer is an ordinary failing
-check; the points resting on what only the process can report (a constant, a
-shape, a property, a behaviour) are listed as such.
-
-The other modules: intake (taking a hand-in), vetting (notes for review, never
-points), reports, batch (a whole run) and gradescope (the autograder bundle).
-
-Importing this package imports none of them.
+A hand-in's code only answers questions, in a sandbox; every verdict is computed outside it. The modules, in
+the order a run meets them: batch (a whole run), intake (taking a hand-in), vetting (notes for review, never
+points), sandbox (what protects the machine), slots and server (a job's two servers: the records', in the
+sandbox; the verdicts', the grader's own), leftovers (the sandbox as it was, after each hand-in), hostile (every
+byte from a sandbox), runner (one hand-in), scoring (points), reports (what is written), gradescope (the
+autograder bundle) and texts (the longer sentences). Importing this package imports none of them.
 """
 
 from __future__ import annotations

@@ -10,10 +10,10 @@ becomes that hand-in's row: every other row is written.
 from __future__ import annotations
 
 import os
-import queue
 import shutil
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -112,16 +112,14 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
     extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
              "seconds": round(seconds, 1), "jobs": len(pool), "checks": len(scheme.checks),
              "points_resting_on_the_process": round(scheme.resting_on_the_process(), 2)}
-    saved = {"checks": list(reference.results), "results": reference.results, "seconds": round(reference.seconds, 1),
-             "seed": reference.seed, "created": time.strftime("%Y-%m-%d %H:%M:%S")}
-    write_outputs(out, graded, scores, scheme, limits, protections, saved, extra)
+    write_outputs(out, graded, scores, scheme, limits, protections, extra)
     for warning in scheme.warnings:
         echo(say("warning: {warning}", warning=warning))
     if subs:
         echo(say(texts.GRADED[len(subs) != 1], n=len(subs), seconds=seconds, each=seconds / len(subs),
                  jobs=len(pool), limits=limits.describe()))
         echo(class_table(scores, scheme))
-    echo(say("wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/, reference.json", out=out))
+    echo(say("wrote {out}/grades.csv, summary.json, results/ (Gradescope), feedback/, logs/", out=out))
     return scores
 
 
@@ -139,25 +137,19 @@ def _scored(graded: Graded, scheme: Scheme, limits: Limits) -> Score:
 
 
 def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
-    """Each submission on the first free job, in order, with a seed of its own. A grader's own failure ends the
-    run."""
+    """Each submission on a job of its worker's own (a worker per job), in order, with a seed of its own. A
+    grader's own failure ends the run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
 
-    free: queue.Queue = queue.Queue()
-    for job in pool:
-        free.put(job)
+    jobs, mine = iter(pool), threading.local()
 
     def one(sub: Submission) -> Graded:
-        job = free.get()
-        try:
-            return grade_submission(job, sub, seed=new_seed())
-        finally:
-            free.put(job)
+        return grade_submission(mine.job, sub, seed=new_seed())
 
     graded = []
-    with ThreadPoolExecutor(len(pool)) as workers, tqdm(
+    with ThreadPoolExecutor(len(pool), initializer=lambda: setattr(mine, "job", next(jobs))) as workers, tqdm(
             total=len(subs), desc="kata grade", unit=_("submission"), disable=not progress or not subs,
             file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
         try:

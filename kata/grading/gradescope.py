@@ -21,7 +21,7 @@ from pathlib import Path
 
 from kata.grading import texts
 from kata.i18n import _, language
-from kata.project import Project, locate
+from kata.project import locate
 
 __all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", "write"]
 
@@ -42,18 +42,12 @@ SRC="$ROOT/source/device-kata"
 if ! command -v bwrap >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
   (apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y bubblewrap) || true
 fi
-PY=""
-for candidate in python3.13 python3.12 python3.11; do
-  if command -v "$candidate" >/dev/null 2>&1; then PY="$candidate"; break; fi
-done
-if [ -z "$PY" ]; then
-  apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y python3.11 python3.11-venv
-  PY=python3.11
-fi
+# Python 3.11 or later, with venv: the image's python3, else python3.11 (Ubuntu 22.04's python3 is 3.10).
+PY=python3
+python3 -c 'import sys; sys.exit(sys.version_info < (3, 11))' 2>/dev/null || PY=python3.11
 if ! "$PY" -m venv "$ROOT/venv"; then
   apt-get update
-  DEBIAN_FRONTEND=noninteractive apt-get install -y "$PY-venv"
+  DEBIAN_FRONTEND=noninteractive apt-get install -y "$PY" "$PY-venv"
   "$PY" -m venv "$ROOT/venv"
 fi
 "$ROOT/venv/bin/pip" install --upgrade pip
@@ -108,20 +102,18 @@ def options_of(args) -> list[str]:
     return options + (["--slow"] if args.slow else []) + (["--lang", language()] if language() != "en" else [])
 
 
-def source_files(project: Project | None = None) -> list[tuple[str, Path]]:
-    """(path inside device-kata/, file) for each file the autograder needs."""
-    project = project or locate()
-    root = project.root
+def source_files() -> list[tuple[str, Path]]:
+    """(path inside device-kata/, file) for each file the autograder needs (not the kata's own tests, tests/selftest:
+    grading needs none of them)."""
+    root = locate().root
     picked = [(name, root / name) for name in ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md",
                                                 "LICENSE", "LICENSE.md", "LICENSE.txt") if (root / name).is_file()]
     for folder in ("kata", "tests", "records", "solutions", "exercises"):
         for path in sorted((root / folder).rglob("*")):
             rel = path.relative_to(root)
-            if not path.is_file() or path.suffix == ".pyc" or SKIP_NAMES & set(rel.parts[1:]):
-                continue
-            if rel.parts[:2] == ("tests", "selftest"):   # the grader's own tests: not needed to grade
-                continue
-            picked.append((rel.as_posix(), path))
+            if path.is_file() and path.suffix != ".pyc" and not SKIP_NAMES & set(rel.parts[1:]) \
+                    and rel.parts[:2] != ("tests", "selftest"):
+                picked.append((rel.as_posix(), path))
     return picked
 
 
@@ -150,8 +142,7 @@ def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
             for name, data, mode in files:
                 info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16
-                info.compress_type = zipfile.ZIP_DEFLATED
-                archive.writestr(info, data)
+                archive.writestr(info, data, zipfile.ZIP_DEFLATED)
         from kata.files import atomic_write
 
         atomic_write(dest, buffer.getvalue())

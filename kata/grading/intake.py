@@ -1,16 +1,9 @@
 """Taking a submission: a name of its own, and its exercise modules as text, nothing else.
 
-A *submission* is a folder holding the exercises' modules (directly, in an
-``exercises/`` subfolder, or inside its one subfolder, as unzipped archives
-often are) or a ``.zip`` of one. Only the modules the curriculum names are
-taken, with the learner's own helper modules beside them (``from .helpers
-import ...``): plain ``.py`` files of 1 MB at most, 50 at most. A path that
-leads outside the hand-in is refused and named in the submission's status: a
-symbolic link that resolves elsewhere (a ``solutions`` folder, a reference
-file), a file with a second name elsewhere (a hard link), a zip entry with an
-absolute path or ``..``. A ``conftest.py``, ``pytest.ini`` or
-``sitecustomize.py`` beside the modules is never run: the grader puts the
-files it took in a folder of its own.
+What is taken (the exercises' modules and the learner's helper modules beside them, in the hand-in's top,
+its ``exercises/`` or those of its one subfolder) and what is refused and named (a path that leads out of the
+hand-in) is said to teachers in docs/teaching.md, "2. Collect". The files taken are written by the grader into a
+folder of its own (kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
 """
 
 from __future__ import annotations
@@ -79,8 +72,12 @@ def _wanted(name: str) -> bool:
     return name.endswith(".py") and name not in NEVER and re.fullmatch(r"[A-Za-z_]\w*\.py", name) is not None
 
 
-def _holds_modules(names) -> bool:
-    return any(f"{m}.py" in names for m in curriculum.names())
+def _folder_of(tops: list[str], names_of) -> tuple[str, ...] | None:
+    """Where a hand-in's modules are, as path parts from its top (``names_of(parts)``: the file names there): the
+    top, its ``exercises/``, or those of its one subfolder (``tops``: its subfolders), as unzipped archives often
+    are; None: nowhere."""
+    candidates = [(), ("exercises",)] + ([(tops[0],), (tops[0], "exercises")] if len(tops) == 1 else [])
+    return next((c for c in candidates if any(f"{m}.py" in names_of(c) for m in curriculum.names())), None)
 
 
 def take(source: Path, trusted: bool = False) -> Taken:
@@ -100,14 +97,11 @@ def _resolve_inside(path: Path, top: Path) -> tuple[Path | None, str]:
 
 def _from_folder(top: Path, trusted: bool = False) -> Taken:
     taken = Taken()
-    candidates = [top, top / "exercises"]
-    if not any(_holds_modules(os.listdir(c)) for c in candidates if c.is_dir()):
-        inner = [p for p in top.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
-        if len(inner) == 1:
-            candidates += [inner[0], inner[0] / "exercises"]
-    folder = next((c for c in candidates if c.is_dir() and _holds_modules(os.listdir(c))), None)
-    if folder is None:
+    inner = [p.name for p in top.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
+    parts = _folder_of(inner, lambda c: os.listdir(top.joinpath(*c)) if top.joinpath(*c).is_dir() else [])
+    if parts is None:
         return taken
+    folder = top.joinpath(*parts)
     real, why = (folder, "") if trusted else _resolve_inside(folder, top)
     if real is None:
         taken.problems.append(why)
@@ -173,16 +167,8 @@ def _from_zip(source: Path) -> Taken:
                 tops.add(parts[0])
             if not info.is_dir() and _wanted(parts[-1]):
                 folders.setdefault(parts[:-1], {})[parts[-1]] = info
-        candidates = [(), ("exercises",)]
-        if len(tops) == 1:
-            top = next(iter(tops))
-            candidates += [(top,), (top, "exercises")]
-        folder = next((c for c in candidates if c in folders and _holds_modules(folders[c])), None)
-        for name, info in sorted(folders.get(folder, {}).items())[:MAX_FILES] if folder is not None else []:
-            if info.file_size > MODULE_LIMIT:
-                taken.problems.append(say("{shown} is larger than {mb} MB: not taken", shown=info.filename,
-                                          mb=MODULE_LIMIT >> 20))
-                continue
+        folder = _folder_of(sorted(tops), lambda c: folders.get(c, {}))
+        for name, info in sorted(folders.get(folder, {}).items())[:MAX_FILES]:
             try:
                 with archive.open(info) as f:
                     _keep(taken, name, f.read(MODULE_LIMIT + 1), info.filename)

@@ -19,20 +19,11 @@ from kata import curriculum
 from kata.files import atomic_write, write_json
 from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
-from kata.grading.scoring import Scheme, Score, check_name, percent
+from kata.grading.scoring import Scheme, Score, percent
 from kata.harness import outcomes
 from kata.i18n import _, pad, say
 
 __all__ = ["class_table", "feedback_markdown", "gradescope_results", "write_outputs"]
-
-
-def _fence(text: str) -> str:
-    ticks = "````" if "```" in text else "```"
-    return f"{ticks}text\n{text.rstrip()}\n{ticks}"
-
-
-def _hint(ex: curriculum.Exercise) -> str:
-    return "\n\n".join((f"`{topic}`: " if topic else "") + _(levels[0].strip()) for topic, levels in ex.hints if levels)
 
 
 def feedback_markdown(graded: Graded, s: Score, scheme: Scheme) -> str:
@@ -66,15 +57,17 @@ def _exercise_feedback(graded: Graded, s: Score, scheme: Scheme, ex: curriculum.
         lines += ["", say(texts.OBSERVED, observed="; ".join(observed))]
     if not failing:
         return lines + [""]
-    lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(_hint(ex), "> ", lambda _: True),
+    hint = "\n\n".join((f"`{topic}`: " if topic else "") + _(levels[0].strip()) for topic, levels in ex.hints if levels)
+    lines += ["", say("Hint (`kata hint {name}`):", name=ex.name), "", textwrap.indent(hint, "> ", lambda _: True),
               "", say("Run these checks on your own machine with `pytest exercises/{name}.py`.", name=ex.name), ""]
-    found = [outcomes.Record(c, ex.name, "todo" if graded.results.get(c, {}).get("todo") else "failed",
-                             graded.results.get(c, {}).get("cause"), graded.results.get(c, {}).get("message") or "")
-             for c in failing]
+    found = [outcomes.Record(c, ex.name, "todo" if (r := graded.results.get(c, {})).get("todo") else "failed",
+                             r.get("cause"), r.get("message") or "") for c in failing]
     for block in outcomes.summarize(found).blocks:
-        title = check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
+        title = outcomes.check_name(block.checks[0]) if len(block.checks) == 1 else say("{n} checks, one cause",
                                                                                   n=len(block.checks))
-        lines += [f"### {title}", "", _fence(outcomes.render_block(block)), ""]
+        text = outcomes.render_block(block).rstrip()
+        ticks = "````" if "```" in text else "```"   # a fence the message itself can't close
+        lines += [f"### {title}", "", f"{ticks}text\n{text}\n{ticks}", ""]
     return lines
 
 
@@ -84,8 +77,8 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
     for ex in curriculum.exercises():
         for k, c in enumerate([c for c in scheme.checks if exercise_name(c) == ex.name], 1):
             r, w = graded.results.get(c, {}), scheme.weight[c]
-            test = {"name": f"{ex.label}: {check_name(c)}", "number": f"{ex.number}.{k}", "visibility": "visible",
-                    "tags": [ex.name]}
+            test = {"name": f"{ex.label}: {outcomes.check_name(c)}", "number": f"{ex.number}.{k}",
+                    "visibility": "visible", "tags": [ex.name]}
             if w > 0:
                 ok = r.get("outcome") == "passed"
                 output = "" if ok else r.get("message") or r.get("outcome", "failed")
@@ -133,7 +126,7 @@ def _grades_csv(scores: list[Score], scheme: Scheme) -> str:
 
 
 def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: Scheme, limits,
-                  protections: list[str], reference: dict, extra: dict) -> None:
+                  protections: list[str], extra: dict) -> None:
     """Write DIR's files: results/, feedback/ and logs/ are built aside and put in place whole; the files
     are written atomically."""
     out.mkdir(parents=True, exist_ok=True)
@@ -153,13 +146,10 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
             (staging / "feedback" / f"{g.name}.md").write_text(feedback)
             (staging / "results" / f"{g.name}.json").write_text(results)
             (staging / "logs" / f"{g.name}.log").write_text(log)
-        for name in ("results", "feedback", "logs"):
-            target = out / name
-            if target.is_dir() and not target.is_symlink():
-                shutil.rmtree(target)
-            elif target.exists() or target.is_symlink():
-                target.unlink()
-            os.replace(staging / name, target)
+        for name in ("results", "feedback", "logs"):   # what a previous run wrote there goes with the staging
+            if os.path.lexists(out / name):
+                os.replace(out / name, staging / f"previous-{name}")
+            os.replace(staging / name, out / name)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     names = curriculum.names()
@@ -173,8 +163,8 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,
         "resting_on_the_process": {c: {"points": round(w, 4), "what": scheme.on_the_process(c)}
                                    for c, w in scheme.weight.items() if w > 0 and scheme.on_the_process(c)},
+        "no_points": scheme.unweighted,
         **extra,
     }
     write_json(out / "summary.json", summary)
-    write_json(out / "reference.json", reference, indent=1)
     atomic_write(out / "grades.csv", _grades_csv(scores, scheme))

@@ -78,19 +78,18 @@ class Job:
     order: list[str] = field(default_factory=list)   # every check, in the order pytest runs them (the reference's)
 
 
-def outcomes(text: str) -> tuple[dict[str, dict], bool]:
+def outcomes(text: str) -> dict[str, dict]:
     """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
-    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done), and whether the
-    session finished. A check reported twice for one phase is failed: neither report is taken."""
-    reports, finished, phases = [], False, Counter()
+    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done). A check reported
+    twice for one phase is failed: neither report is taken."""
+    reports, phases = [], Counter()
     for line in text.splitlines():
         with contextlib.suppress(hostile.Unreadable):
             report = hostile.decode(line)
-            if isinstance(report, dict):
-                finished = finished or report.get("$report_type") == "SessionFinish"
-                if report.get("$report_type") == "TestReport" and isinstance(report.get("nodeid"), str):
-                    reports.append(report)
-                    phases[report["nodeid"], str(report.get("when"))] += 1
+            if isinstance(report, dict) and report.get("$report_type") == "TestReport" \
+                    and isinstance(report.get("nodeid"), str):
+                reports.append(report)
+                phases[report["nodeid"], str(report.get("when"))] += 1
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
     read = {}
     for r in reports:
@@ -111,7 +110,7 @@ def outcomes(text: str) -> tuple[dict[str, dict], bool]:
             results[nodeid] = {"outcome": "failed", "todo": False, "cause": "twice",
                                "message": say("the report log holds this check's {when} {n} times: the grader "
                                               "takes none of them", when=when, n=n)}
-    return results, finished
+    return results
 
 
 def _why(answer: Answer, limits: Limits, record: bool = True) -> str:
@@ -154,17 +153,15 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
         answer = job.records.ask({"files": files, "seed": graded.seed, "skip": skip, "wall": left,
                                   "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
         _log(graded, "the records", answer)
-        seen = {(ex, n) for ex, names in graded.records.items() for n in names}
         for line in answer.report.splitlines():
             try:
                 exercise, name, result = hostile.decode(line)
             except (hostile.Unreadable, ValueError, TypeError):
                 continue
             if isinstance(exercise, str) and isinstance(name, str) and isinstance(result, dict):
-                if (exercise, name) in seen:   # void, not replaced: which of the two would be the code's?
+                if name in graded.records.setdefault(exercise, {}):   # void, not replaced: which would be the code's?
                     result = {"error": say("the record was written twice; the grader takes neither")}
-                graded.records.setdefault(exercise, {})[name] = result
-                seen.add((exercise, name))
+                graded.records[exercise][name] = result
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return
@@ -205,7 +202,7 @@ def _verdicts(job: Job, graded: Graded, deadline: float) -> None:
     answer = job.verdicts.ask({"files": {}, "records": answers, "args": job.pytest_args, "wall": left,
                                "quiet": job.limits.test_timeout + 15, "start": START}, left + 60)
     _log(graded, "the checks of the records' answers", answer)
-    graded.results.update(outcomes(answer.report)[0])
+    graded.results.update(outcomes(answer.report))
     if answer.end != "exit" and any(c not in graded.results for c in job.order):
         graded.problems.append(say("the checks of its answers stopped: the test process {why}",
                                    why=_why(answer, job.limits, False)))

@@ -1,25 +1,13 @@
 """The sandbox around a submission's code, and what is in force, in the words ``kata grade`` prints.
 
-Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed, with maintained tools:
-
-* **bubblewrap** (``bwrap``) where it works: as root, and as an ordinary user
-  (unprivileged user namespaces). Each job gets one sandbox, where its
-  records' server runs (kata/grading/server.py): no network, its own PID, IPC
-  and UTS namespaces (a host name as random as a container's), the system,
-  Python and the kata read-only, and a fresh size-capped job folder, ``/tmp``
-  and ``/dev/shm``. The reference solutions, the grader's files, homes, other
-  submissions, the checks and their helpers (``kata/checks``) are not in it.
-* where bubblewrap is refused (a container without user namespaces, as on
-  Gradescope) and the grader is root: each job runs as an unprivileged user
-  of its own (uids from 61000), in a folder of its own; the file system and
-  the network are the machine's (the header says so).
-* ``--no-sandbox``: plain processes of the grader's own user (the header
-  says plainly what is then left open).
-
-Everywhere: ``prlimit`` (or setrlimit) limits each process's memory, CPU time,
-file size, core files and the number of processes; as root, a cgroup per job
-holds all its processes to one memory ceiling and one count (v2, or v1's
-``memory`` and ``pids``); the grader also watches their memory together.
+Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed, with maintained tools: bubblewrap
+(``bwrap``) where it works, as root or as an ordinary user (each job's records server in one sandbox: see
+:func:`_bwrap_args`); where it is refused (a container without user namespaces, as on Gradescope) and the
+grader is root, an unprivileged user of its own per job (uids from 61000); with ``--no-sandbox``, the grader's
+own user. Everywhere ``prlimit`` limits each process, and as root a cgroup per job holds all its processes to
+one memory ceiling and one count (v2, or v1's ``memory`` and ``pids``; kata/grading/slots.py); where none does,
+the grader watches their memory together. What each puts in force is said in :meth:`Plan.lines`' words
+(kata/grading/texts.py) and in docs/teaching.md ("The trust model", 5).
 """
 
 from __future__ import annotations
@@ -100,11 +88,10 @@ class Plan:
         prefix = [shutil.which("prlimit") or "prlimit", *prlimit, "--"]
         if self.kind == "bubblewrap":
             return prefix + [self.bwrap, *_bwrap_args(roots, limits, self.root, threads), "--", *python]
-        if self.kind == "user":
-            uid = str(uid_of(slot))
-            return prefix + ["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs",
-                             "--", "env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
-        return prefix + ["env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
+        plain = ["env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
+        uid = str(uid_of(slot))
+        return prefix + (["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--",
+                          *plain] if self.kind == "user" else plain)
 
 
 def uid_of(slot: int) -> int:
@@ -156,7 +143,10 @@ def _outermost(paths: list[Path]) -> list[Path]:
 
 
 def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
-    """bubblewrap's options for one server (see the module's docstring)."""
+    """bubblewrap's options for one server: no network, its own PID, IPC and UTS namespaces (a host name as random
+    as a container's), the system, Python and the kata read-only, and a fresh size-capped job folder, ``/tmp`` and
+    ``/dev/shm``; not the reference solutions, the grader's files, homes, other submissions, nor the checks and
+    their helpers (``kata/checks``)."""
     import kata
 
     size = str(limits.disk_mb << 20)

@@ -20,20 +20,11 @@ from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
 from kata.i18n import _, say
 
-__all__ = ["Scheme", "Score", "check_name", "finish", "percent", "score", "status_of"]
-
-
-def check_name(nodeid: str) -> str:
-    return nodeid.split("::", 1)[-1]
+__all__ = ["Scheme", "Score", "finish", "percent", "score", "status_of"]
 
 
 def percent(total: float, maximum: float) -> float:
     return round(100 * total / maximum, 1) if maximum else 0.0
-
-
-def _first_line(text: str) -> str:
-    text = (text or "").strip()
-    return text.splitlines()[0][:200] if text else ""
 
 
 @dataclass
@@ -53,19 +44,18 @@ class Scheme:
         scheme = cls(checks, {}, {}, {}, {})
         for ex in curriculum.exercises():
             mine = [c for c in checks if exercise_name(c) == ex.name]
-            counted = [c for c in mine if results.get(c, {}).get("outcome") == "passed"]
+            counted = [c for c in mine if results[c].get("outcome") == "passed"]
             for c in mine:
-                r = results.get(c, {})
+                r = results[c]
                 scheme.read[c] = r.get("records") or {}
                 scheme.weight[c] = ex.points / len(counted) if c in counted else 0.0
-                if c in counted:
-                    continue
                 if r.get("outcome") == "skipped":
                     scheme.unweighted[c] = say("skipped here ({why})", why=r.get("message") or _("no reason given"))
-                else:
+                elif c not in counted:
                     scheme.unweighted[c] = _("the reference solutions do not pass it here")
+                    message = (r.get("message") or "").strip().split("\n")[0][:200]
                     scheme.warnings.append(say("the reference solutions fail {check} here: it carries no points. "
-                                               "{message}", check=c, message=_first_line(r.get("message", ""))))
+                                               "{message}", check=c, message=message))
             scheme.max[ex.name] = float(ex.points) if counted else 0.0
             if not counted:
                 scheme.warnings.append(say("no check of exercise '{name}' runs here: its {points:g} points are "
@@ -108,14 +98,12 @@ def score(graded: Graded, scheme: Scheme) -> Score:
 def status_of(graded: Graded) -> str:
     """'ok', or what happened, in plain words: what went wrong, then 'review: ...'."""
     notes = list(graded.problems)
-    names = curriculum.names()
+    missing = [f"{m}.py" for m in curriculum.names() if m not in graded.found]
     if not graded.found:
         notes.append(_("no exercise module found (an empty submission?)"))
-    else:
-        missing = [f"{m}.py" for m in names if m not in graded.found]
-        if missing:
-            notes.append(say("missing: {files}", files=", ".join(missing)))
-    broken = sorted({m for r in graded.results.values() if (m := texts.failed_import(r.get("message") or ""))})
+    elif missing:
+        notes.append(say("missing: {files}", files=", ".join(missing)))
+    broken = [f"{m}.py" for m in graded.found if "import" in graded.records.get(m, {})]   # its records' import
     if broken:
         notes.append(say(texts.IMPORT[len(broken) != 1], modules=", ".join(broken)))
     if graded.timed_out:
@@ -126,10 +114,9 @@ def status_of(graded: Graded) -> str:
     if graded.output_bytes > 1 << 20:
         notes.append(say("printed {mb:,.1f} MB of output (the log keeps its start and end)",
                          mb=graded.output_bytes / 2**20))
-    parts = notes
     if graded.notes:
-        parts.append(say(texts.REVIEW[len(graded.notes) > 1], note=graded.notes[0], more=len(graded.notes) - 1))
-    return "; ".join(parts) if parts else "ok"
+        notes.append(say(texts.REVIEW[len(graded.notes) > 1], note=graded.notes[0], more=len(graded.notes) - 1))
+    return "; ".join(notes) or "ok"
 
 
 def finish(graded: Graded, checks: list[str], timeout: float) -> None:
@@ -138,7 +125,7 @@ def finish(graded: Graded, checks: list[str], timeout: float) -> None:
         if nodeid in graded.results:
             continue
         exercise = exercise_name(nodeid)
-        if not graded.found or exercise not in graded.found:
+        if exercise not in graded.found:
             why = say("exercises/{exercise}.py was not handed in (or not taken: see the status)", exercise=exercise)
         elif graded.timed_out:
             why = say("not run: the submission's time limit ({timeout:g} s) ran out before this check", timeout=timeout)

@@ -8,17 +8,16 @@ hand-in's code, runs the checks (pytest, the kata's plugin, the checks, collecte
 records gave (``--records-from``). For each request (one JSON line on stdin: ``{"id", "files", "wall", "quiet",
 ...}``) it forks a child that reads the request, writes the files into a folder of its own (never reused, its
 name unguessable; the only modules it loads) or the answers to check (``records.json``), with ``HOME`` and
-``TMPDIR`` in it, and runs them. It waits for the child (its end seen at once; ended after ``wall`` seconds, or
-``quiet`` seconds without a new report line; meanwhile it forks the checkpoint records' laptops,
-kata/records/elsewhere.py, and tells the grader each second what the sandbox holds outside the processes'
-memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is read; and forks a
-process that reads the report and output as hostile input (kata/grading/hostile.py), brings the sandbox back
-to its start and checks it (kata/grading/leftovers.py), and answers with one JSON line on stdout: ``{"id",
-"end": "exit" | "wall" | "quiet", "status", "report", "output" (head and tail), "output_bytes", "disk_full",
-"seconds", "why" (the report not read), "left" (what is not back: the grader replaces the server)}``. So the
-server never holds a submission's files or report, for a later child to find in the memory it inherits. It is
-not dumpable (a child can neither trace it nor read its memory), and a child holds none of its pipes once the
-request is read. A server that dies or stops answering is replaced by the grader.
+``TMPDIR`` in it, and runs them. It waits for the child (its end seen within 20 ms; ended after ``wall`` seconds, or
+``quiet`` seconds without a new report line; meanwhile it tells the grader each second what the sandbox holds
+outside the processes' memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is
+read; and forks a process that reads the report and output as hostile input (kata/grading/hostile.py), brings
+the sandbox back to its start and checks it (kata/grading/leftovers.py), and answers with one JSON line on
+stdout: ``{"id", "end": "exit" | "wall" | "quiet", "status", "report", "output" (head and tail), "output_bytes",
+"disk_full", "seconds", "why" (the report not read), "left" (what is not back: the grader replaces the
+server)}``. So the server never holds a submission's files or report, for a later child to find in the memory
+it inherits. It is not dumpable (a child can neither trace it nor read its memory), and a child holds none of
+its pipes once the request is read. A server that dies or stops answering is replaced by the grader.
 """
 
 from __future__ import annotations
@@ -88,16 +87,12 @@ def _preload(role: str, collect: list[str]) -> None:
             charmap.charmap(), charmap.intervals_from_codec("utf-8"), _get_local_constants()
 
 
-def _child_verdicts(request: dict, folder: Path) -> int:
-    import pytest
-
-    return int(pytest.main([a.replace("{work}", str(folder)) for a in request["args"]]))
-
-
 def _child_records(request: dict, folder: Path) -> int:
     from kata import curriculum, records, sim
     from kata.harness.target import Target
+    from kata.records import elsewhere
 
+    laptops = elsewhere.serve_laptops()   # forked from this process as it is: torch imported, no accelerator
     ok, _ = sim.support()
     context = records.Context(sim.install() if ok else None, folder / "tmp", DATA / records.DATA)
     target = Target(folder / "exercises")
@@ -114,10 +109,12 @@ def _child_records(request: dict, folder: Path) -> int:
                     line = json.dumps([exercise, name, {"error": say("the record is not data ({exc})", exc=exc)}])
                 out.write(line + "\n")
                 out.flush()
+    if laptops:
+        laptops()
     return 0
 
 
-def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, laptops: int | None) -> None:
+def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int) -> None:
     """In the forked child: the request (its limits told to the server), the files, the role's work; never returns."""
     status = 3
     try:
@@ -137,11 +134,7 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
         if "records" in request:   # answers to check (the grader's, a hand-in's records): no hand-in's code here
             answers = {**request["records"], "celeba": str(DATA / request["records"]["celeba"])}
             (folder / "records.json").write_text(json.dumps(answers), encoding="utf-8")
-        laptops = forked.streams_to(out_fd, keep=laptops)
-        if laptops is not None:   # the checkpoint records ask for their laptops there (kata/records/elsewhere.py)
-            from kata.records import elsewhere
-
-            elsewhere.ask_through(laptops)
+        forked.streams_to(out_fd)
         home = folder / "home"
         os.environ.update(HOME=str(home), TMPDIR=str(folder / "tmp"), MPLCONFIGDIR=str(home / ".matplotlib"),
                           XDG_CACHE_HOME=str(home / ".cache"), TORCH_HOME=str(home / ".torch"))
@@ -149,7 +142,12 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int, lap
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.chdir(folder)
         os.umask(0o077)
-        status = _child_verdicts(request, folder) if role == "verdicts" else _child_records(request, folder)
+        if role == "records":
+            status = _child_records(request, folder)
+        else:
+            import pytest
+
+            status = int(pytest.main([a.replace("{work}", str(folder)) for a in request["args"]]))
     except BaseException as exc:  # noqa: BLE001 - whatever happens, say it and end
         print(say("kata grade: the test process ended with {kind}: {exc}", kind=type(exc).__name__, exc=exc),
               file=sys.stderr)
@@ -173,42 +171,25 @@ def _output(path: Path) -> tuple[str, int]:
         return f"({exc})", 0
 
 
-def _laptops():
-    """The checkpoint records' machines without a GPU, forks of this one (None where the sandbox shows a GPU)."""
-    from kata.records.elsewhere import Forks
-
-    return Forks() if Forks.usable() else None
-
-
-def _wait(pid: int, request: dict, report: Path, forks, control_out: int, leftovers: Leftovers) -> str:
-    """Until the child ends, seen at once (a pidfd) and not reaped (its process group stays whole), or is ended
-    past its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
-    ended = None
-    with contextlib.suppress(AttributeError, OSError):   # Linux 5.3 and later; else a look each 20 ms
-        ended = os.pidfd_open(pid)
+def _wait(pid: int, request: dict, report: Path, control_out: int, leftovers: Leftovers) -> str:
+    """Until the child ends, seen within 20 ms and not reaped (its process group stays whole), or is ended past
+    its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
     start = heard = told = time.monotonic()
     size = 0
-    try:
-        while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
-            now = time.monotonic()
-            with contextlib.suppress(OSError):
-                grown = os.lstat(report).st_size
-                size, heard = (grown, now) if grown != size else (size, heard)
-            if now - told >= 1:
-                told = now
-                os.write(control_out, (json.dumps({"held": leftovers.held()}) + "\n").encode())
-            quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
-            if now - start > request["wall"] or now - heard > quiet:
-                forked.end(pid)
-                return "wall" if now - start > request["wall"] else "quiet"
-            waits = [f for f in (ended, forks and forks.ours) if f is not None]
-            select.select(waits, [], [], 0.02 if ended is None or (forks and forks.running) else 0.1)
-            if forks:
-                forks.poll(0)
-        return "exit"
-    finally:
-        if ended is not None:
-            os.close(ended)
+    while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+        now = time.monotonic()
+        with contextlib.suppress(OSError):
+            grown = os.lstat(report).st_size
+            size, heard = (grown, now) if grown != size else (size, heard)
+        if now - told >= 1:
+            told = now
+            os.write(control_out, (json.dumps({"held": leftovers.held()}) + "\n").encode())
+        quiet = request["quiet"] + (request.get("start", 0) if size == 0 else 0)
+        if now - start > request["wall"] or now - heard > quiet:
+            forked.end(pid)
+            return "wall" if now - start > request["wall"] else "quiet"
+        time.sleep(0.02)
+    return "exit"
 
 
 def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -> bool:
@@ -220,19 +201,16 @@ def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -
     out_fd = os.open(folder / "out" / "output.log", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     report = folder / "out" / "report.jsonl"
     report.touch()
-    forks = _laptops() if role == "records" else None
     told, tell = os.pipe()
     start = time.monotonic()
     pid = os.fork()
     if pid == 0:
-        _child(role, folder, control_in, tell, out_fd, forks.theirs.fileno() if forks else None)
+        _child(role, folder, control_in, tell, out_fd)
     for fd in (out_fd, tell):
         os.close(fd)
     with os.fdopen(told, "rb") as limits:
         request = json.loads(limits.read() or b"null")
-    end = _wait(pid, request, report, forks, control_out, leftovers) if request is not None else "exit"
-    if forks:
-        forks.close()
+    end = _wait(pid, request, report, control_out, leftovers) if request is not None else "exit"
     status = leftovers.end_processes(pid)
     if os.fork() == 0:
         _answer(request, end, status, start, folder, control_out, leftovers)

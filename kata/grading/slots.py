@@ -18,13 +18,13 @@ import json
 import os
 import select
 import shutil
-import signal
 import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kata.grading.sandbox import CGROUP_ROOT, Limits, Plan, Roots, uid_of
+from kata.harness import forked
 from kata.i18n import _, say
 
 __all__ = ["Answer", "Slot"]
@@ -123,9 +123,11 @@ class Slot:
             raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=self._log_tail()))
         self.server = ([p for p in [self.process.pid, *_below(self.process.pid)]   # the last: bubblewrap's own
                         if b"kata.grading.server" in _cmdline(p)] or [self.process.pid])[-1]   # command names it too
-        if self.cgroup:
-            baseline = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
-            self._limit_cgroup(baseline + (self.limits.memory_mb << 20))
+        if self.cgroup:   # the ceiling: what the server holds once ready, and a submission's memory
+            held = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
+            name = "memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes"
+            with contextlib.suppress(OSError):
+                (self.cgroup[0] / name).write_text(str(held + (self.limits.memory_mb << 20)))
 
     def ask(self, request: dict, timeout: float) -> Answer:
         """Send one request; the answer, or why there is none (the server is then replaced on the next ask)."""
@@ -163,19 +165,18 @@ class Slot:
                 if sum(_private_bytes(p) for p in children) + held > ceiling:
                     killed_for_memory = True
                     for pid in children:
-                        _kill(pid)
+                        forked.end(pid)
 
     def stop(self) -> None:
         if self.process is not None:
-            for pid in [*_below(self.process.pid), self.process.pid]:
-                _kill(pid)
-            _kill(self.process.pid, group=True)
+            for pid in [*_below(self.process.pid), self.process.pid]:   # and the server's group (its session)
+                forked.end(pid)
             with contextlib.suppress(subprocess.TimeoutExpired):
                 self.process.wait(timeout=10)
             self.process = None
         for d in self.cgroup:
             for pid in _pids_of(d):
-                _kill(pid)
+                forked.end(pid)
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.cgroup = []
@@ -238,11 +239,6 @@ class Slot:
         for d in self.cgroup:
             (d / "cgroup.procs").write_text(str(os.getpid()))
 
-    def _limit_cgroup(self, limit: int) -> None:
-        memory = self.cgroup[0] / ("memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes")
-        with contextlib.suppress(OSError):
-            memory.write_text(str(limit))
-
 
 def _cmdline(pid: int) -> bytes:
     with contextlib.suppress(OSError):
@@ -260,8 +256,3 @@ def _pids_of(cgroup: Path) -> list[int]:
     with contextlib.suppress(OSError, ValueError):
         return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
     return []
-
-
-def _kill(pid: int, group: bool = False) -> None:
-    with contextlib.suppress(OSError):
-        (os.killpg if group else os.kill)(pid, signal.SIGKILL)

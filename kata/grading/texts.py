@@ -4,12 +4,9 @@
 
 from __future__ import annotations
 
-import re
-import string
+from kata.i18n import N_
 
-from kata.i18n import N_, _
-
-__all__ = ["failed_import"]
+__all__: list[str] = []
 
 # --- the header of a run: the protections in force (kata/grading/sandbox.py) -------------------------------
 
@@ -83,22 +80,3 @@ its .py files, one per exercise, or a zip of either).
 Grading options baked in: __OPTIONS__
 """)
 
-
-# kata/harness/target.py's words for a module that failed to import (its catalogue translates them)
-IMPORT_FAILED = ("{file} failed to import:\n  {error}", "{file} failed to import (line {line}: {source}):\n  {error}",
-                 "{file} failed to import (line {line}):\n  {error}")
-
-
-def failed_import(message: str) -> str | None:
-    """The module a check's message says failed to import (kata/harness/target.py's words, in either language)."""
-    lines = message.strip().splitlines()
-    first = lines[0] if lines else ""
-    if " failed to import" in first:
-        return first.split()[0]
-    for template in {_(t) for t in IMPORT_FAILED} - set(IMPORT_FAILED):
-        pattern = "".join(re.escape(literal) + ("" if field is None else r"(?P<file>\S+?)" if field == "file" else ".*")
-                          for literal, field, _spec, _conversion in string.Formatter().parse(template.split("\n")[0]))
-        found = re.fullmatch(pattern, first)
-        if found and "file" in found.groupdict():
-            return found["file"]
-    return None

@@ -36,8 +36,9 @@ ATTRIBUTES = {"__code__", "__globals__", "__subclasses__", "__builtins__", "f_ba
               "tb_frame", "gi_frame", "modules", "_getframe", "meta_path", "path_hooks", "settrace", "setprofile"}
 
 
-def _noted(name: str) -> bool:
-    return any(name == prefix or name.startswith(prefix + ".") for prefix in MODULES)
+def _why(name: str) -> str | None:
+    """Why a teacher may want to look at an import of module ``name`` (None: nothing to note)."""
+    return next((why for prefix, why in MODULES.items() if name == prefix or name.startswith(prefix + ".")), None)
 
 
 def _module_notes(node) -> list[tuple[int, str, str]]:
@@ -45,16 +46,11 @@ def _module_notes(node) -> list[tuple[int, str, str]]:
     (``from kata import records`` takes the module ``kata.records``)."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
-    elif _noted(node.module or ""):
+    elif _why(node.module or ""):
         names = [node.module]
     else:
         names = [f"{node.module}.{a.name}" for a in node.names if node.module and a.name != "*"]
-    found = []
-    for name in names:
-        for prefix, why in MODULES.items():
-            if name == prefix or name.startswith(prefix + "."):
-                found.append((node.lineno, f"import {name}", _(why)))
-    return found
+    return [(node.lineno, f"import {name}", _(why)) for name in names if (why := _why(name))]
 
 
 _PARSING = threading.Lock()   # CPython 3.11's ast.parse is not safe on two threads at once ("recursion depth mismatch")

@@ -26,7 +26,8 @@ def streams_to(out: int, keep: int | None = None) -> int | None:
     if keep is not None:
         keep = os.dup2(keep, 3)
     os.closerange(3 if keep is None else 4, 1 << 16)
-    sys.stdin, sys.stdout, sys.stderr = (open(os.devnull), os.fdopen(1, "w", buffering=1, closefd=False),
+    # On 0, 1 and 2, never closing them: a later call's streams, collected, must not close what it moved to 3.
+    sys.stdin, sys.stdout, sys.stderr = (os.fdopen(0, closefd=False), os.fdopen(1, "w", buffering=1, closefd=False),
                                          os.fdopen(2, "w", buffering=1, closefd=False))
     return keep
 

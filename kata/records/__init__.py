@@ -37,8 +37,8 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "load", "record",
-           "few_threads", "small_celeba", "timed", "using"]
+           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "few_threads", "load",
+           "module_of", "record", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -234,11 +234,17 @@ def record(cases=None, *, rests: str | tuple[str, ...] = WORK, name: str | None 
 
 
 def load(path: Path) -> dict[str, Record]:
-    """The records of one ``records/NAME.py`` (by path: it is no package on sys.path), {} when there is none;
-    imported once, and again only where sys.modules has lost it (the classes it draws must be the checks')."""
+    """The records of one ``records/NAME.py``, {} when there is none (see :func:`module_of`)."""
+    module = module_of(path)
+    return {r.name: r for r in vars(module).values() if isinstance(r, Record)} if module else {}
+
+
+def module_of(path: Path):
+    """The module ``records/NAME.py`` (by path: it is no package on sys.path), None when there is none; imported
+    once, and again only where sys.modules has lost it (the classes it draws must be the checks')."""
     path = Path(path)
     if not path.is_file():
-        return {}
+        return None
     name = f"kata_records_{path.stem}"
     module = sys.modules.get(name)
     if module is None or getattr(module, "__file__", None) != str(path):
@@ -250,7 +256,7 @@ def load(path: Path) -> dict[str, Record]:
         except BaseException:
             sys.modules.pop(name, None)
             raise
-    return {r.name: r for r in vars(module).values() if isinstance(r, Record)}
+    return module
 
 
 def error_text(exc: BaseException) -> str:
@@ -319,7 +325,7 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     """Every record of ``path`` (an exercise's records) asked of the module ``importing()`` imports, as the grader's
     sandbox asks them: the import in at most ``2 * RECORD_SECONDS`` (an import that never ends is the exercise's),
     each record in at most ``RECORD_SECONDS``, and none after :data:`EXERCISE_TIMEOUTS` ran out of time:
-    ``(name, {"inputs", "cases"} or {"error"})``."""
+    ``(name, {"inputs", "cases"} or {"error"})``; where the import failed, first ``("import", {"error"})``."""
     found = load(path)
     names = [n for n in found if n not in skip and not found[n].of_source]   # the source is read elsewhere
     if not names:
@@ -330,6 +336,7 @@ def ask_exercise(exercise: str, importing: Callable, seed: int, path: Path, skip
     except (Exception, TimedOut, SystemExit) as exc:  # noqa: BLE001 - the submission's error is every record's
         why = say("its import did not finish within {seconds:g} s", seconds=2 * RECORD_SECONDS) \
             if isinstance(exc, TimedOut) else (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        yield "import", {"error": why}   # no record's name: "import" is a keyword
         yield from ((name, {"error": why}) for name in names)
         return
     timeouts = 0

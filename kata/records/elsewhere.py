@@ -1,39 +1,38 @@
-"""A laptop: a fresh Python process without an accelerator, where a checkpoint saved on one is opened.
+"""A laptop: a fresh Python process without an accelerator, where a function of a records module runs.
 
 The checkpoint exercise's lesson happens on another machine than the one that
-saved the file. :func:`open_elsewhere` starts that machine as a child process
-(``python -m kata.records.elsewhere JOB``), once for the record that needs it
-(records/checkpoint.py's laptop; importing torch takes seconds): CUDA hidden
-(``CUDA_VISIBLE_DEVICES=""``), the simulated accelerator never installed, so
-``torch.load`` there meets what a CPU-only machine meets. The child imports the
-learner's module from its folder (kata/harness/target.py), tries PyTorch's own
-``torch.load(file)`` and then the learner's ``load_checkpoint`` for each call
-the job names, continues training on the CPU after each, and writes what it
-found as a file of plain values and CPU tensors (read back with
-``weights_only=True``). It imports torch and the kata's harness only: no
-torchvision, no checks.
+saved the file. :func:`open_elsewhere` runs a function of a records module
+(``records/NAME.py``, loaded by its path with :func:`kata.records.module_of`) on
+that machine, a child process (``python -m kata.records.elsewhere JOB``): CUDA
+hidden (``CUDA_VISIBLE_DEVICES=""``), the simulated accelerator never installed,
+so ``torch.load`` there meets what a CPU-only machine meets. The function is
+given the target of the learner's folder (kata/harness/target.py) and the job's
+arguments, and returns plain values and CPU tensors, written to a file (read back
+with ``weights_only=True``) with what the machine saw: ``cuda`` and ``simulated``
+(an accelerator, each of them). The child imports torch, the kata's harness and
+that records module only: no torchvision, no checks.
 
 Where it can, the laptop is forked instead (:class:`Forks`) from a process that
 has imported torch but never installed the simulated accelerator: that process
 is the machine already, without paying for torch's import again (4.6 to 6 s of
-the check, measured). Under ``kata grade`` it is the sandbox's server
-(kata/grading/server.py), and its child asks it through the socket the server
-gives it (:func:`ask_through`). In any other run of the checks it is forked from the run
-itself by :func:`serve_laptops`, while the checks are collected and before the
-kata's plugin installs the simulated accelerator. Either server forks each laptop
-from itself, never from the asking process, and ends every laptop when the run
-ends. Where the machine shows a real GPU (``/dev/nvidia*``), CUDA may already be
-set up and can't be hidden after it, and where the run's process has the
-simulator installed already or other threads (a notebook's kernel), the laptop
-is a fresh process.
+the check, measured). :func:`serve_laptops` forks that process from the run of
+the checks, while the checks are collected and before the kata's plugin installs
+the simulated accelerator; under ``kata grade``, from the sandbox's records child
+before it installs it (kata/grading/server.py). It forks each laptop from itself,
+never from the asking process, and ends every laptop when the run ends. Where the
+machine shows a real GPU (``/dev/nvidia*``), CUDA may already be set up and can't
+be hidden after it, and where the run's process has the simulator installed
+already or other threads (a notebook's kernel), the laptop is a fresh process.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
@@ -44,29 +43,25 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["CALLS", "TIMEOUT", "Forks", "NotRun", "ask_through", "main", "open_elsewhere", "serve_laptops"]
+__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops"]
 
-TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and trains a tiny model for a few batches
-# The checkpoint's laptop's calls of load_checkpoint (a job's "calls"): how each is said, and its device argument.
-CALLS = {"load_checkpoint(path, model, optimizer)": None,
-         "load_checkpoint(path, model, optimizer, device='cpu')": "cpu"}
+TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
 
 
 class NotRun(Exception):
     """The fresh process could not run (the machine, not the learner's code): the message says why."""
 
 
-def open_elsewhere(job: dict, timeout: float = TIMEOUT) -> dict:
-    """Run ``job`` in a fresh process without an accelerator; what it found (see :func:`main`).
-
-    ``job``: ``folder`` (the learner's modules), ``module``, ``file`` (the checkpoint), ``seed`` (of the
-    fresh model it loads into), ``batches`` (kata.records.doubles.fixed_batches' arguments), ``epochs``
-    (trained after each load) and ``calls`` ({label: the device argument, or None for none})."""
+def open_elsewhere(function, folder: str | Path, args: dict, timeout: float = TIMEOUT) -> dict:
+    """``function(target, **args)``, a function of a records module, run in a fresh process without an
+    accelerator on the target of ``folder`` (the learner's modules): what it returned (see :func:`main`)."""
     import torch
 
     with tempfile.TemporaryDirectory(prefix="kata-elsewhere-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "result.pt"
-        job_file.write_text(json.dumps({**job, "result": str(result_file)}))
+        job = {"records": sys.modules[function.__module__].__file__, "function": function.__name__,
+               "folder": str(folder), "args": args, "result": str(result_file)}
+        job_file.write_text(json.dumps(job))
         status, said = _spawned(job_file, timeout) if _served is None else _forked(job_file, timeout, _served)
         if status != 0 or not result_file.is_file():
             tail = said.strip().splitlines()[-3:]
@@ -102,18 +97,16 @@ def _forked(job_file: Path, timeout: float, fd: int) -> tuple[int, str]:
             chunk = channel.recv(4096)
             if not chunk:
                 raise NotRun(say("the fresh process ended with exit status {status}: {tail}", status="?",
-                                 tail=_("the grading server closed the laptop's channel")))
+                                 tail=_("the laptops' server closed its channel")))
             answer += chunk
     output = job_file.with_name("output.txt")
     return json.loads(answer)["status"], output.read_text(errors="replace") if output.is_file() else ""
 
 
 class Forks:
-    """A grading server's laptops, forked from the server (torch imported, no accelerator installed) for its
-    checks' child, which asks through the other end of :attr:`theirs` (kept open: :func:`ask_through`).
-
-    The server calls :meth:`poll` while it waits for the child and :meth:`close` when the run ends: every
-    laptop still running is ended then, and one running longer than ``TIMEOUT`` before."""
+    """The laptops of the laptops' server (the process :func:`serve_laptops` forks): one forked for each request
+    through the other end of :attr:`theirs`. The server calls :meth:`poll` until the run ends, then :meth:`close`:
+    every laptop still running is ended then, and one running longer than ``TIMEOUT`` before."""
 
     LIMIT = 8   # laptops for one run at most: the checks make one
 
@@ -126,7 +119,7 @@ class Forks:
 
     @staticmethod
     def usable() -> bool:
-        """Forking hides no GPU that the server may have opened: only where the sandbox shows none."""
+        """Forking hides no GPU that the server may have opened: only where the machine (or sandbox) shows none."""
         return not any(Path("/dev").glob("nvidia*"))
 
     def poll(self, wait: float) -> None:
@@ -176,22 +169,16 @@ class Forks:
         self.theirs.close()
 
 
-_served: int | None = None   # the asking end of a laptop server: a grading server's, or this run's own (serve_laptops)
-
-
-def ask_through(fd: int | None) -> None:
-    """In a grading server's checks child: ask for laptops through ``fd``, the server's socket (None: no more)."""
-    global _served
-    _served = fd
+_served: int | None = None   # the asking end of this run's laptops' server (serve_laptops)
 
 
 def serve_laptops():
     """Fork, now, the process this run's laptops are forked from: this one as it is (torch imported, the
     simulated accelerator not installed), so that each laptop costs a fork, not a new interpreter. Call it
-    before the simulator is installed (the checks' conftest does, while collecting). Returns the function
-    that ends it, or None where the laptops stay fresh interpreters: a grading server's checks (their
-    server forks them), a machine with a GPU or without fork, a process with the simulator installed, or
-    with other threads running (a fork copies only the calling one)."""
+    before the simulator is installed (the checks' conftest does, while collecting; the grader's records child,
+    at its start). Returns the function that ends it, or None where the laptops stay fresh interpreters: a
+    machine with a GPU or without fork, a process with the simulator installed, or with other threads running
+    (a fork copies only the calling one)."""
     global _served
     import threading
 
@@ -248,16 +235,19 @@ def _serve(forks: Forks, parent: int) -> None:
 
 
 def _laptop(job: str, cwd: str) -> None:
-    """In a laptop forked by :class:`Forks`: its own session, only its output file open, CUDA hidden, in the
-    asking child's folder, the job run (never returns)."""
+    """In a laptop forked by :class:`Forks`: its own session, ended with its server, only its output file open,
+    CUDA hidden, in the asking process's folder, the job run (never returns)."""
+    global _served
     status = 3
     try:
         os.setsid()
+        if sys.platform.startswith("linux"):   # PR_SET_PDEATHSIG: SIGKILL when its server ends, however it ends
+            ctypes.CDLL(None).prctl(1, signal.SIGKILL)
         os.chdir(cwd)
         out = os.open(Path(job).with_name("output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         forked.streams_to(out)   # none of the server's channels
         os.environ["CUDA_VISIBLE_DEVICES"] = ""
-        ask_through(None)   # a laptop asks for none
+        _served = None   # a laptop asks for none
         status = main([job])
     except BaseException:  # noqa: BLE001 - whatever happens, say it and end
         import traceback
@@ -270,95 +260,18 @@ def _laptop(job: str, cwd: str) -> None:
         os._exit(status)
 
 
-# --- the child ------------------------------------------------------------------------------------
-
-
-def _error(exc: BaseException, target) -> dict:
-    place = target.place_of(exc)
-    return {"type": type(exc).__name__, "message": str(exc)[:1500], "where": place.where if place else "",
-            "source": place.source if place else "", "not_written": isinstance(exc, NotImplementedError)}
-
-
-def _plain(value, depth: int = 0):
-    """A returned value as plain data: its kind, and what it holds (tensors as CPU copies)."""
-    import torch
-
-    if depth > 4:
-        return {"kind": "deep"}
-    if type(value) in (int, float, bool, str, type(None)):
-        return {"kind": type(value).__name__, "value": value}
-    if isinstance(value, torch.Tensor):
-        return {"kind": "tensor", "device": str(value.device), "grad": value.requires_grad,
-                "value": value.detach().cpu().clone()}
-    if isinstance(value, (list, tuple)):
-        kind = "namedtuple" if hasattr(type(value), "_fields") else type(value).__name__
-        return {"kind": kind, "items": [_plain(v, depth + 1) for v in value]}
-    return {"kind": type(value).__name__, "value": repr(value)[:80]}
-
-
-def _optimizer(optimizer) -> list:
-    """Per parameter (in the optimizer's order): its device, and each of its state tensors' device and values."""
-    found = []
-    for group in optimizer.param_groups:
-        for p in group["params"]:
-            state = optimizer.state.get(p, {})
-            found.append({"param": str(p.device), "state": {
-                name: {"device": str(t.device), "value": t.detach().cpu().clone()}
-                for name, t in state.items() if hasattr(t, "device")}})
-    return found
-
-
-def _optimizer_state(optimizer) -> dict:
-    """The optimizer's state_dict, its tensors copied to the CPU."""
-    import torch
-
-    saved = optimizer.state_dict()
-    return {"state": {i: {k: v.detach().cpu().clone() if isinstance(v, torch.Tensor) else v for k, v in s.items()}
-                      for i, s in saved["state"].items()}, "param_groups": saved["param_groups"]}
-
-
-def _load(module, target, job: dict, device) -> dict:
-    import torch
-
-    from kata.records.doubles import fixed_batches, tiny_model, train_batches
-
-    model = tiny_model(job["seed"])
-    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
-    try:
-        kwargs = {} if device is None else {"device": device}
-        returned = module.load_checkpoint(job["file"], model, optimizer, **kwargs)
-    except Exception as exc:  # noqa: BLE001 - the learner's error is what this machine found
-        return {"error": _error(exc, target)}
-    found = {"error": None, "returned": _plain(returned), "devices": [str(p.device) for p in model.parameters()],
-             "state": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
-             "optimizer": _optimizer(optimizer), "optimizer_state": _optimizer_state(optimizer), "step_error": None}
-    try:
-        place = next(model.parameters()).device
-        train_batches(model, optimizer, fixed_batches(**job["batches"]), job["epochs"], device=place)
-    except Exception as exc:  # noqa: BLE001 - the next step's error, for the check to explain
-        found["step_error"] = _error(exc, target)
-    found["after"] = [p.detach().cpu().clone() for p in model.parameters()]
-    return found
-
-
 def main(argv: list[str]) -> int:
-    """The child: run the job in ``argv[0]``, write what it found to the job's ``result`` file."""
+    """The laptop: run the job in ``argv[0]`` (see :func:`open_elsewhere`), write what it found to the job's
+    ``result`` file."""
     job = json.loads(Path(argv[0]).read_text())
     import torch
 
+    from kata import records
     from kata.harness.target import Target
 
-    found = {"cuda": torch.cuda.is_available(), "simulated": hasattr(torch, "simgpu"), "torch_load": "",
-             "calls": {}}
-    try:
-        torch.load(job["file"])
-    except Exception as exc:  # noqa: BLE001 - PyTorch's own error is the lesson
-        found["torch_load"] = f"{type(exc).__name__}: {exc}"
-    target = Target(job["folder"])
-    module = target.load(job["module"])
-    for label, device in job["calls"].items():
-        found["calls"][label] = _load(module, target, job, device)
-    torch.save(found, job["result"])
+    found = {"cuda": torch.cuda.is_available(), "simulated": hasattr(torch, "simgpu")}
+    function = getattr(records.module_of(job["records"]), job["function"])
+    torch.save({**function(Target(job["folder"]), **job["args"]), **found}, job["result"])
     return 0
 
 

@@ -1,11 +1,13 @@
-"""The checkpoint checks' laptop as `kata grade` makes it: forked by the checks' server (kata.records.elsewhere.Forks).
+"""The checkpoint checks' laptop as a run of the checks makes it: forked by the laptops' server
+(kata.records.elsewhere.Forks, in the process serve_laptops forks: the run's own, or under `kata grade` the
+sandbox's records child).
 
-A checks child asks its server for a laptop through a socket; the server forks it from itself, with CUDA
+A process asks its laptops' server for a laptop through a socket; the server forks it from itself, with CUDA
 hidden and none of the server's descriptors open, answers with its exit status, ends a laptop that runs
 too long, and refuses more laptops than one run needs. Here this test's process plays the server (its
-loop in the main thread) and a thread plays the child; the laptop's job is replaced by one that reports
-what the laptop saw. That a fork of the real server opens a checkpoint as a machine without a GPU does
-is tested by test_grade.py's class run (a load_checkpoint without map_location loses its points there).
+loop in the main thread) and a thread plays the asking process; the laptop's job is replaced by one that reports
+what the laptop saw. That a laptop forked in the grader's sandbox opens a checkpoint as a machine without a GPU
+does is tested by test_grade.py's class run (a load_checkpoint without map_location loses its points there).
 """
 
 import json
@@ -17,17 +19,18 @@ from pathlib import Path
 import pytest
 import torch
 
+from kata.harness import forked
 from kata.records import elsewhere
 
 
-def ask(forks: elsewhere.Forks, monkeypatch, job: dict, timeout: float = 10.0):
-    """open_elsewhere(job) from a thread (the child) while this thread serves as the server does."""
-    monkeypatch.setattr(elsewhere, "_served", forks.theirs.fileno())   # as elsewhere.ask_through does in a child
+def ask(forks: elsewhere.Forks, monkeypatch, args: dict, timeout: float = 10.0):
+    """open_elsewhere(seen, args) from a thread (the asking process) while this thread serves as the server does."""
+    monkeypatch.setattr(elsewhere, "_served", forks.theirs.fileno())   # as serve_laptops does in the asking process
     found = {}
 
     def child():
         try:
-            found["value"] = elsewhere.open_elsewhere(job, timeout=timeout)
+            found["value"] = elsewhere.open_elsewhere(seen, ".", args, timeout=timeout)
         except BaseException as exc:  # noqa: BLE001 - what the child met, for the test to read
             found["error"] = exc
 
@@ -41,13 +44,13 @@ def ask(forks: elsewhere.Forks, monkeypatch, job: dict, timeout: float = 10.0):
 def seen(argv):
     """A laptop's job that writes what the laptop saw (its process, environment and open descriptors)."""
     job = json.loads(Path(argv[0]).read_text())
-    if job.get("sleep"):
-        time.sleep(job["sleep"])
+    if job["args"].get("sleep"):
+        time.sleep(job["args"]["sleep"])
     torch.save({"pid": os.getpid(), "cuda": os.environ.get("CUDA_VISIBLE_DEVICES"),
                 "asked": elsewhere._served is not None,
                 "open": [_target(fd) for fd in os.listdir(FDS)]},
                job["result"])
-    return int(job.get("status", 0))
+    return int(job["args"].get("status", 0))
 
 
 FDS = "/proc/self/fd" if os.path.isdir("/proc/self/fd") else "/dev/fd"   # Linux; elsewhere, no targets to read
@@ -109,7 +112,7 @@ def test_malformed_requests_and_more_laptops_than_a_run_needs_are_refused(forks,
 
 def test_close_ends_every_laptop_still_running(forks, tmp_path):
     job = tmp_path / "job.json"
-    job.write_text(json.dumps({"sleep": 60, "result": str(tmp_path / "result.pt")}))
+    job.write_text(json.dumps({"args": {"sleep": 60}, "result": str(tmp_path / "result.pt")}))
     forks.theirs.sendall((json.dumps({"job": str(job)}) + "\n").encode())
     forks.poll(1.0)
     pids = list(forks.running)
@@ -118,3 +121,29 @@ def test_close_ends_every_laptop_still_running(forks, tmp_path):
     for pid in pids:
         with pytest.raises(ChildProcessError):   # ended and reaped
             os.waitpid(pid, os.WNOHANG)
+
+
+def test_a_process_whose_streams_were_moved_still_serves_its_laptops(tmp_path):
+    """As the grader's records child does: its streams moved (kata.harness.forked.streams_to), then serve_laptops;
+    the laptops' server must keep its channel whatever the streams it inherited held."""
+    pid = os.fork()
+    if pid == 0:
+        status = 1
+        try:
+            forked.streams_to(os.open(tmp_path / "output.txt", os.O_WRONLY | os.O_CREAT, 0o600))
+            elsewhere.main = seen   # in this child only
+            stop = elsewhere.serve_laptops()
+            status = 2 if stop is None else 3
+            laptop = elsewhere.open_elsewhere(seen, ".", {})
+            status = 0 if laptop["pid"] != os.getpid() and laptop["cuda"] == "" else 4
+            stop()
+        except BaseException:  # noqa: BLE001 - the status says how far it went; the output file, why
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            os._exit(status)
+    status = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if status == 2:
+        pytest.skip("serve_laptops forks no laptops' server here (a simulated accelerator installed, or a GPU)")
+    assert status == 0, f"exit status {status}: {(tmp_path / 'output.txt').read_text()[-2000:]}"

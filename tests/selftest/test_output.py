@@ -176,8 +176,8 @@ def test_fresh_stubs_read_not_started_for_every_exercise_everywhere(pytester, mo
     for ex in exercises:
         screen = render(Round(ex, [r for r in records if r.exercise == ex.name], seconds=1.0), folder)
         assert outcomes.render_row(summary.row(ex.name)) in screen, "kata watch shows the row the table shows"
-    graded, finished = runner.outcomes(log.read_text())
-    assert finished and len(graded) == len(records) and all(r["todo"] for r in graded.values()), \
+    graded = runner.outcomes(log.read_text())
+    assert len(graded) == len(records) and all(r["todo"] for r in graded.values()), \
         "the grader reads every check of the stubs as at a stub"
 
     monkeypatch.setenv("KATA_LANG", "ko")
