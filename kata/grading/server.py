@@ -93,6 +93,7 @@ def _child_records(request: dict, folder: Path) -> int:
     from kata.records import elsewhere
 
     laptops = elsewhere.serve_laptops()   # forked from this process as it is: torch imported, no accelerator
+    records.few_threads()   # as in a learner's run (kata/harness/plugin.py): the same floats, no spinning thread
     ok, _ = sim.support()
     context = records.Context(sim.install() if ok else None, folder / "tmp", DATA / records.DATA)
     target = Target(folder / "exercises")
