@@ -27,14 +27,18 @@ if the notebook trained something before that, those checks are left out and
 the result says why (restart the kernel and check first).
 
 ``python -m kata.notebook run NOTEBOOK...``
-executes notebooks with nbclient (CI does, so the notebooks can't rot).
+executes notebooks with nbclient (CI does, so the notebooks can't rot);
+``run --save`` writes each back with the outputs of that run, as the notebooks
+are kept in the repository (tests/selftest/test_notebook.py holds them to it).
 """
 
 from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
+import re
 import sys
 import time
 import traceback
@@ -52,7 +56,7 @@ from kata.harness.target import Target
 from kata.harness.tracebacks import Place, display
 from kata.i18n import N_, _, say
 
-__all__ = ["CheckResult", "NamespaceTarget", "check", "execute", "main"]
+__all__ = ["SECONDS", "CheckResult", "NamespaceTarget", "check", "execute", "main", "outputs"]
 
 
 def _cell_label(filename: str) -> str:
@@ -272,32 +276,53 @@ def check(name: str, namespace: dict | None = None, *, folder: str | Path | None
 # --- executing notebooks (CI) ----------------------------------------------------------
 
 
-def execute(path: str | Path, timeout: int = 600) -> list[str]:
+SECONDS = re.compile(r"\(\d+(?:\.\d+)? s\)")   # how long a run took, as kata.check's first line says it
+
+
+def outputs(notebook) -> list[list[dict]]:
+    """Each code cell's outputs (an ``nbformat`` notebook's), their seconds masked: what two runs of an unchanged
+    notebook may differ in."""
+    return [json.loads(SECONDS.sub("(- s)", json.dumps(cell.get("outputs", []), sort_keys=True)))
+            for cell in notebook.cells if cell.cell_type == "code"]
+
+
+def execute(path: str | Path, timeout: int = 600, save: bool = False) -> list[str]:
     """Run every cell of the notebook at ``path`` in a fresh kernel, in the notebook's
     folder (nbclient); return the text its cells printed. A cell that raises raises
-    ``nbclient.exceptions.CellExecutionError``."""
+    ``nbclient.exceptions.CellExecutionError``.
+
+    ``save``: write the notebook back with this run's outputs, its own metadata kept (not the kernel's
+    versions) and no timings recorded; left as it is when its outputs differ from the new ones in
+    seconds only (:func:`outputs`), so that saving an unchanged notebook changes nothing."""
     import nbclient
     import nbformat
 
     path = Path(path)
     notebook = nbformat.read(path, as_version=4)
-    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3",
+    before = nbformat.read(path, as_version=4)
+    nbclient.NotebookClient(notebook, timeout=timeout, kernel_name="python3", record_timing=False,
                             resources={"metadata": {"path": str(path.parent.resolve())}}).execute()
+    if save and outputs(notebook) != outputs(before):
+        notebook.metadata = before.metadata
+        path.write_text(nbformat.writes(notebook) + "\n", encoding="utf-8")
     return [out.get("text", "") for cell in notebook.cells if cell.cell_type == "code"
             for out in cell.get("outputs", []) if out.get("output_type") == "stream"]
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m kata.notebook run NOTEBOOK...``: execute each notebook; exit 1 if a cell fails."""
+    """``python -m kata.notebook run [--save] NOTEBOOK...``: execute each notebook (``--save``: and write it back
+    with its outputs); exit 1 if a cell fails."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] != "run" or len(argv) < 2:
-        print("usage: python -m kata.notebook run NOTEBOOK.ipynb...", file=sys.stderr)
+    save = "--save" in argv[1:2]
+    paths = argv[2:] if save else argv[1:]
+    if not argv or argv[0] != "run" or not paths:
+        print("usage: python -m kata.notebook run [--save] NOTEBOOK.ipynb...", file=sys.stderr)
         return 2
     failed = 0
-    for path in argv[1:]:
+    for path in paths:
         start = time.perf_counter()
         try:
-            printed = execute(path)
+            printed = execute(path, save=save)
         except Exception as err:   # a cell failed, or the kernel could not start: say which
             failed += 1
             print(f"{path}: FAILED\n{err}", file=sys.stderr)

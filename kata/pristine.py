@@ -38,8 +38,7 @@ from kata.files import atomic_write
 from kata.i18n import _, say
 from kata.project import locate
 
-__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "worked_on", "write_snapshot",
-           "write_stubs"]
+__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "write_snapshot", "write_stubs"]
 
 SNAPSHOT_DIR = Path(".kata") / "pristine"   # relative to the checkout's root
 _GIT_COMMITS = 200                          # how far back git is searched for a stub
@@ -124,13 +123,6 @@ def is_stub(path: str | Path, source: str | None = None, name: str | None = None
     """Whether the exercise module at ``path`` (or its ``source``) is still an untouched
     stub: every name its exercise defines is unwritten (see the module's docstring)."""
     return not differences(path, source, name)
-
-
-def worked_on(folder: str | Path) -> list[str]:
-    """The exercises whose module in ``folder`` is no longer a stub (a missing module counts
-    as worked on: the self-check can't expect it to fail as a stub)."""
-    folder = Path(folder)
-    return [ex.name for ex in curriculum.exercises() if not is_stub(folder / f"{ex.name}.py")]
 
 
 def _git(root: Path, *args: str) -> str | None:

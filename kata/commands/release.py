@@ -5,8 +5,11 @@ learner needs to do the exercises and run the checks (the stubs, the checks
 and their helpers, the kata package, pyproject.toml, the exercise contract),
 and nothing that holds answers: no ``solutions/``, no grader self-tests (they
 carry known-wrong and hostile solutions), no caches, datasets or progress
-files, and a short README for learners in place of the teacher's; the stubs
-as handed out go to ``.kata/pristine/`` too (``kata reset NAME`` restores one).
+files, and a short README for learners in place of the teacher's. The stubs
+are the pristine ones (:func:`kata.pristine.stub_source`: the checkout's
+``exercises/NAME.py`` while it is a stub, else the stub in git), whatever the
+teacher's ``exercises/`` holds; as handed out they go to ``.kata/pristine/`` too
+(``kata reset NAME`` restores one).
 ``kata release --lang ko OUT`` hands out a Korean copy: its stubs (and their
 snapshot) with their texts in Korean (:func:`kata.i18n.translate_stub`; the code
 is the same), its README in Korean, and ``.kata-lang`` saying ``ko`` (kept in the
@@ -28,7 +31,7 @@ from kata import curriculum
 from kata.commands.lang import LANGUAGE_NAMES
 from kata.files import atomic_write
 from kata.i18n import LANG_FILE, N_, _, known, say, translate_stub, translation
-from kata.pristine import differences, write_snapshot
+from kata.pristine import differences, stub_source, write_snapshot
 from kata.project import Project, locate
 
 __all__ = ["HELP", "STUDENT_README", "add_parser", "release", "run"]
@@ -108,13 +111,26 @@ def _in_language(out: Path, lang: str) -> None:
         atomic_write(path, translated)
 
 
-def _files(project: Project) -> list[tuple[str, Path]]:
+def _stubs(project: Project) -> dict[str, str]:
+    """Each exercise's pristine stub, by its path in the copy (a teacher's exercises/ may hold their own work)."""
+    found = {f"exercises/{ex.name}.py": stub_source(ex.name, project.root) for ex in curriculum.exercises()}
+    missing = [Path(rel).stem for rel, source in found.items() if source is None]
+    if missing:
+        raise ValueError(say("no stub of {exercises} to hand out: exercises/ holds other code there, and no pristine "
+                             "copy was found (no .kata/pristine/ snapshot, no git history)",
+                             exercises=", ".join(missing)))
+    return found
+
+
+def _files(project: Project, stubs: dict[str, str]) -> list[tuple[str, Path]]:
+    """The files copied as they are: the ``stubs`` are written apart."""
     picked = [(name, project.root / name) for name in TOP_FILES if (project.root / name).is_file()]
     for folder in FOLDERS:
         for path in sorted((project.root / folder).rglob("*")):
             rel = path.relative_to(project.root)
             if (path.is_file() and not path.is_symlink() and path.suffix != ".pyc" and not SKIP_PARTS & set(rel.parts)
-                    and rel.parts[:2] != ("tests", "selftest")):   # the grader's tests hold known-wrong solutions
+                    and rel.parts[:2] != ("tests", "selftest")   # the grader's tests hold known-wrong solutions
+                    and rel.as_posix() not in stubs):
                 picked.append((rel.as_posix(), path))
     return picked
 
@@ -133,11 +149,16 @@ def release(out: str | Path, project: Project | None = None, lang: str | None = 
                              out=out, root=project.root))
     if out.exists() and (not out.is_dir() or any(out.iterdir())):
         raise ValueError(say("{out} exists and is not empty: a release goes into a new folder", out=out))
+    stubs = _stubs(project)   # before anything is written
     written = []
-    for rel, path in _files(project):
+    for rel, path in _files(project, stubs):
         dest = out / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(path, dest)
+        written.append(rel)
+    for rel, source in stubs.items():
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        (out / rel).write_text(source, encoding="utf-8")
         written.append(rel)
     if lang is not None:
         _in_language(out, lang)

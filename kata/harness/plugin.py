@@ -8,9 +8,13 @@ It decides what a run checks:
   only the data checks.
 * ``pytest --target PATH [tests/test_X.py ...]``: the same, with the checks named.
 * plain ``pytest`` (no target): the project's self-check. Every check runs
-  against ``solutions/`` (it must pass) and against ``exercises/``, whose
-  untouched stubs must fail it (a strict xfail: a check that passes on a stub is
-  an error). The harness's own tests in ``tests/selftest/`` run too.
+  against ``solutions/`` (it must pass) and against the pristine stubs, which
+  must fail it (a strict xfail: a check that passes on a stub is an error). The
+  stubs are those :mod:`kata.pristine` gives (the release's snapshot or git),
+  written to a temporary folder, never ``exercises/`` as it is: in a learner's
+  copy it holds their work, and the project's own run passes whatever it holds
+  (its header says that ``pytest exercises`` checks that work). The harness's
+  own tests in ``tests/selftest/`` run too.
 
 From the curriculum it registers a marker per exercise (so ``-m data`` selects
 the data checks) and a session fixture per exercise, named after it, holding
@@ -26,6 +30,8 @@ the kata's checks.
 from __future__ import annotations
 
 import contextlib
+import shutil
+import tempfile
 import types
 from pathlib import Path
 
@@ -44,8 +50,8 @@ __all__ = ["STRIKES", "STUB_MUST_FAIL", "GivenTarget", "kata_target", "run_targe
 
 _TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None = self-check
 _EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
-_SELF_TARGETS = pytest.StashKey[list]()           # [solutions, exercises] in a self-check
-_WORKED_ON = pytest.StashKey[list]()              # exercises whose module in exercises/ is no longer a stub
+_SELF_TARGETS = pytest.StashKey[list]()           # [solutions, the pristine stubs] in a self-check
+_NO_STUB = pytest.StashKey[list]()                # exercises no pristine stub was found for (a self-check)
 
 # Checks of one exercise past their time limit before the rest of it is failed at once: an endless loop costs
 # its exercise two time limits (two minutes in `pytest exercises`, one in kata watch), not one per check.
@@ -55,9 +61,10 @@ _THREADS = pytest.StashKey[types.FunctionType]()   # what sets torch's threads b
 _TIMEOUTS = pytest.StashKey[dict]()             # {exercise: checks of it that ran out of time}
 
 STUB_MUST_FAIL = N_(
-    "an untouched stub in exercises/ must fail every check (plain `pytest` is the project's "
-    "self-check; to check your own work in exercises/, run `pytest exercises`)"
+    "a pristine stub must fail every check (plain `pytest` is the project's self-check, on the stubs as "
+    "handed out, whatever exercises/ holds; to check your own work in exercises/, run `pytest exercises`)"
 )
+STUBS = "stubs"   # the self-check's target of pristine stubs, and its checks' id: test_x[stubs]
 
 
 class GivenTarget:
@@ -204,16 +211,24 @@ def pytest_configure(config: pytest.Config) -> None:
             recorder.tracebacks = _tracebacks_asked(config)
             config.pluginmanager.register(Scoreboard(config, target, recorder), "kata-scoreboard")
     else:
-        from kata import pristine
-
         project = locate()
+        stubs, config.stash[_NO_STUB] = _pristine_stubs(config)
         config.stash[_SELF_TARGETS] = [
             *([Target(project.solutions, "solutions")] if project.has_solutions else []),
-            Target(project.exercises, "exercises"),
+            Target(stubs, STUBS),
         ]
-        # A learner's copy: the stubs they worked on are no longer stubs, so the self-check
-        # can't expect them to fail (it says so in the header, once).
-        config.stash[_WORKED_ON] = pristine.worked_on(project.exercises)
+
+
+def _pristine_stubs(config: pytest.Config) -> tuple[Path, list[str]]:
+    """The stubs as handed out (kata.pristine), in a temporary folder removed when the run ends, and the
+    exercises none was found for (a learner's copy without a snapshot or git history: the stubs'
+    self-check leaves them out, and the header says so)."""
+    from kata import pristine
+
+    folder = Path(tempfile.mkdtemp(prefix="kata-stubs-"))
+    config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
+    stubs = folder / STUBS
+    return stubs, pristine.write_stubs(stubs)
 
 
 def _in_project(path: Path) -> bool:
@@ -222,12 +237,13 @@ def _in_project(path: Path) -> bool:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_report_header(config: pytest.Config):
-    """The other plugins' header lines (without their settings in a learner's run), and the kata's."""
+    """The kata's header lines first (pytest prints the hooks' answers last first), then the other plugins'
+    (without their settings in a learner's run)."""
     lines = yield
     if run_target(config) is not None:
         lines = settings.learner_header(lines)
     own = _header(config)
-    return [own, *lines] if own else lines
+    return [*lines, own] if own else lines
 
 
 def _header(config: pytest.Config) -> list[str] | None:
@@ -239,11 +255,12 @@ def _header(config: pytest.Config) -> list[str] | None:
     checks, root = locate().checks, locate().root
     paths = [(config.invocation_params.dir / a.split("::")[0]).resolve() for a in config.args]
     if any(p.is_relative_to(checks) or p == root for p in paths):
-        lines = [_("kata: project self-check: solutions/ must pass every check, exercises/ (stubs) must fail each")]
-        worked = config.stash.get(_WORKED_ON, [])
-        if worked:
-            lines.append(say("kata: exercises/ holds your work ({exercises}): run `pytest exercises` to check it; "
-                             "the stubs' self-check leaves those exercises out", exercises=", ".join(worked)))
+        lines = [_("kata: project self-check: solutions/ must pass every check, the pristine stubs must fail each"),
+                 _("kata: your work in exercises/ is not checked here: `pytest exercises` checks it")]
+        missing = config.stash.get(_NO_STUB, [])
+        if missing:
+            lines.append(say("kata: no pristine stub of {exercises} (no .kata/pristine/ snapshot, no git history): "
+                             "the stubs' self-check leaves them out", exercises=", ".join(missing)))
         return [*lines, line]
     return None
 
@@ -266,12 +283,12 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     targets = []
     exercise = curriculum.exercise_of(metafunc.definition.path)
-    worked = metafunc.config.stash.get(_WORKED_ON, [])
+    missing = metafunc.config.stash.get(_NO_STUB, [])
     for target in metafunc.config.stash[_SELF_TARGETS]:
         if target.name == "solutions":
             targets.append(pytest.param(target, id="solutions"))
-        elif exercise is not None and exercise.name not in worked:  # a learner's check: stubs fail it
-            targets.append(pytest.param(target, id="exercises",
+        elif exercise is not None and exercise.name not in missing:  # a learner's check: stubs fail it
+            targets.append(pytest.param(target, id=STUBS,
                                         marks=pytest.mark.xfail(strict=True, reason=_(STUB_MUST_FAIL))))
     metafunc.parametrize("kata_target", targets, indirect=True, scope="session")
 
@@ -345,7 +362,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item):
     """A Hypothesis check without shrinking in a learner's run and on the stubs (kata/harness/settings.py)."""
-    on_stubs = getattr(_target_of(item), "name", None) == "exercises"
+    on_stubs = getattr(_target_of(item), "name", None) == STUBS
     with settings.hypothesis_for_the_call(getattr(item, "obj", None), learner=run_target(item.config) is not None,
                                           must_fail=on_stubs):
         return (yield)

@@ -39,6 +39,7 @@ import tomllib
 from pathlib import Path
 
 from babel.messages.catalog import Catalog
+from babel.messages.extract import extract as extract_from
 from babel.messages.extract import extract_from_file
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po, write_po
@@ -97,15 +98,27 @@ def _files(domain: str) -> list[Path]:
     return sorted({p for pattern in catalogue_files()[domain] for p in ROOT.glob(pattern)})
 
 
+def _found(path: Path, options: dict):
+    """Babel's messages of the file at ``path``; of a stub (exercises/NAME.py), those of the pristine stub
+    (kata.pristine), not of the file as it is: a learner's copy, or a teacher's at work, holds other code there."""
+    method = _method(path)
+    settings = dict(keywords=KEYWORDS, comment_tags=("Translators:",), options=options, strip_comment_tags=True)
+    if method is extract_stub:
+        from kata.pristine import stub_source
+
+        source = stub_source(path.stem, ROOT)
+        if source is not None:
+            return extract_from(method, io.BytesIO(source.encode("utf-8")), **settings)
+    return extract_from_file(method, path, **settings)
+
+
 def extract(domain: str) -> Catalog:
     """The domain's messages, as they are in the source today (a template: no translations)."""
     template = Catalog(project="device-kata", domain=domain, fuzzy=False)
     exercise = exercise_of_catalogue(domain)
     options = {"exercise": exercise} if exercise else {}
     for path in _files(domain):
-        for lineno, message, comments, context in extract_from_file(
-                _method(path), path, keywords=KEYWORDS, comment_tags=("Translators:",), options=options,
-                strip_comment_tags=True):
+        for lineno, message, comments, context in _found(path, options):
             if isinstance(message, tuple):     # ngettext: the singular is the id
                 message = message[0]
             if message and message.strip():

@@ -1,8 +1,22 @@
-"""Shared by the self-tests: one `kata grade` of a class (test_grade.py), with the hostile hand-ins beside it."""
+"""Shared by the self-tests: one `kata grade` of a class (test_grade.py), with the hostile hand-ins beside it; the
+pristine stubs in a folder."""
 
 from __future__ import annotations
 
 import pytest
+
+
+@pytest.fixture(scope="session")
+def pristine_stubs(tmp_path_factory):
+    """A folder holding every exercise's stub as handed out (kata.pristine), never exercises/ as it is: in a
+    learner's copy it holds their work. Skips, saying why, where none is found."""
+    from kata import pristine
+
+    folder = tmp_path_factory.mktemp("pristine") / "stubs"
+    missing = pristine.write_stubs(folder)
+    if missing:
+        pytest.skip(f"no pristine stub of {', '.join(missing)} (no .kata/pristine/ snapshot, no git history)")
+    return folder
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 - README.md and README.ko.md are a learner's pages: at most 200 lines each;
 - each page of the manual (docs/, and docs/LANG/ in another language) first says whom it is for
   and what they can do after reading it;
-- every relative link in them resolves: to a file, and after ``#`` to one of its headings;
+- every relative link in them (and in the text cells of notebooks/) resolves: to a file, and after ``#`` to
+  one of its headings;
 - a language's manual has the English pages it must have (Korean: at least teaching and gpu),
   each with the English page's commands;
 - a paragraph is written once: no paragraph of prose stands in two pages of one language;
@@ -18,6 +19,7 @@
 from __future__ import annotations
 
 import functools
+import json
 import os
 import re
 import shlex
@@ -133,11 +135,10 @@ def page_commands(path: Path) -> list[str]:
 LINK = re.compile(r"\[[^\]]*\]\(([^)\s]+)\)")
 
 
-@pytest.mark.parametrize("page", pages(), ids=rel)
-def test_every_relative_link_resolves(page):
-    text = prose(page.read_text(encoding="utf-8"))
+def broken_links(page: Path, text: str) -> list[str]:
+    """The relative links of ``text`` (markdown, in ``page``'s folder) to no file, or to no heading of one."""
     broken = []
-    for target in LINK.findall(re.sub(r"`[^`\n]*`", "", text)):
+    for target in LINK.findall(re.sub(r"`[^`\n]*`", "", prose(text))):
         if re.match(r"[a-z]+:", target):
             continue   # https://..., mailto:
         file_part, _, anchor = target.partition("#")
@@ -146,7 +147,21 @@ def test_every_relative_link_resolves(page):
             broken.append(f"{target}: no file {file_part}")
         elif anchor and (goal.suffix != ".md" or anchor not in anchors(goal)):
             broken.append(f"{target}: {goal.name} has no heading whose anchor is #{anchor}")
+    return broken
+
+
+@pytest.mark.parametrize("page", pages(), ids=rel)
+def test_every_relative_link_resolves(page):
+    broken = broken_links(page, page.read_text(encoding="utf-8"))
     assert not broken, f"{rel(page)} links to what is not there:\n  " + "\n  ".join(broken)
+
+
+@pytest.mark.parametrize("notebook", sorted((ROOT / "notebooks").glob("*.ipynb")), ids=rel)
+def test_every_relative_link_of_a_notebook_resolves(notebook):
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    text = "\n\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+    broken = broken_links(notebook, text)
+    assert not broken, f"{rel(notebook)} links to what is not there:\n  " + "\n  ".join(broken)
 
 
 def paragraphs(path: Path) -> list[str]:

@@ -85,7 +85,7 @@ def class_hand_ins(root: Path) -> list[str]:
     mixed = write(subs / "mixed" / "exercises", sources(
         "solutions", devices="raise SystemExit(3)\n", data="def get_smile(attr:\n",
         model=sources()["model"].replace("def build_model()", "def build_model(channels)"), training=None,
-        sync=(project.exercises / "sync.py").read_text()))
+        sync=sources("stubs")["sync"]))
     (mixed / "conftest.py").write_text("import pytest\n\n@pytest.hookimpl(hookwrapper=True)\n"
                                        "def pytest_runtest_makereport(item, call):\n"
                                        "    outcome = yield\n    outcome.get_result().outcome = 'passed'\n")

@@ -17,9 +17,12 @@ submissions from this one place.
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
-from kata import curriculum
+import pytest
+
+from kata import curriculum, pristine
 from kata.checks.mutants import mutated
 from kata.project import locate
 
@@ -369,11 +372,23 @@ def attack(kind: str, name: str, **values) -> str:
     return ATTACKS[kind].format(**fields)
 
 
+@cache
+def _stubs() -> tuple[tuple[str, str | None], ...]:
+    return tuple((ex.name, pristine.stub_source(ex.name)) for ex in curriculum.exercises())
+
+
 def sources(base: str = "solutions", **modules: str | None) -> dict[str, str | None]:
-    """Each exercise's module: the reference solution or the stub (``base``), replaced where given."""
-    project = locate()
-    folder = project.solutions if base == "solutions" else project.exercises
-    out = {ex.name: (folder / f"{ex.name}.py").read_text() for ex in curriculum.exercises()}
+    """Each exercise's module: the reference solution or the pristine stub (``base``: "solutions" or "stubs"),
+    replaced where given. The stubs come from kata.pristine, never from exercises/ as it is (in a learner's copy it
+    holds their work); without them (no .kata/pristine/ snapshot, no git history) the test is skipped, saying so."""
+    if base == "stubs":
+        out = dict(_stubs())
+        missing = [name for name, source in out.items() if source is None]
+        if missing:
+            pytest.skip(f"no pristine stub of {', '.join(missing)} (no .kata/pristine/ snapshot, no git history)")
+    else:
+        assert base == "solutions", base
+        out = {ex.name: (locate().solutions / f"{ex.name}.py").read_text() for ex in curriculum.exercises()}
     out.update(modules)
     return out
 
@@ -399,7 +414,7 @@ def with_attack(kind: str, base: str = "solutions", where: tuple[str, ...] | Non
 def probed(name: str) -> str:
     """Module ``name``: the solution where the probe finds the grader's traces, the stub everywhere else (an attack
     that must earn nothing)."""
-    stub = (locate().exercises / f"{name}.py").read_text()
+    stub = sources("stubs")[name]
     return attack("probe-env", name) + "\n" + sources()[name] + f"\nif not _GRADED:\n    exec({stub!r}, globals())\n"
 
 

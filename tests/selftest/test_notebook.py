@@ -13,6 +13,8 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,10 +22,13 @@ import kata
 from kata import progress
 from kata.curriculum import UnknownExercise, get
 from kata.harness import outcomes
-from kata.notebook import NamespaceTarget
+from kata.notebook import NamespaceTarget, outputs
 from kata.project import locate
 
 NOTEBOOK = locate().root / "notebooks" / "devices.ipynb"
+NOTEBOOKS = ["devices.ipynb", "devices.ko.ipynb"]
+# A function of the seed's mistakes cell rewritten with a slip of another kind: it raises in the learner's code.
+SLIP = "def device_of(obj):\n    return obj.device\n"
 
 
 def cells(*tags: str) -> list[str]:
@@ -60,17 +65,18 @@ def test_correct_functions_are_reported_done_and_recorded(tmp_path, capsys):
 
 
 def test_the_seeds_mistakes_get_the_blocks_and_row_of_the_py_route(tmp_path, capsys):
-    imports, mistakes = cells("imports")[0], cells("seed-mistakes")[0]
-    result = kata.check("devices", namespace(imports, mistakes), folder=tmp_path / "nb")
+    sources = [cells("imports")[0], cells("seed-mistakes")[0], SLIP]
+    result = kata.check("devices", namespace(*sources), folder=tmp_path / "nb")
     assert not result.ok and result.failed > 0 and not result.missing
     out = capsys.readouterr().out
-    assert "<cell 2>, line" in out, "an error raised in the learner's code names its cell and line"
+    assert "<cell 3>, line 2, in device_of: AttributeError" in out, \
+        "an error raised in the learner's code names its cell and line"
     for block in result.blocks:
         assert f"{outcomes.heading(block)}\n{outcomes.render_block(block)}" in out, "each block, once"
 
     folder = tmp_path / "exercises"
     folder.mkdir()
-    (folder / "devices.py").write_text(imports + "\n\n" + mistakes)
+    (folder / "devices.py").write_text("\n\n".join(sources))
     printed, log = io.StringIO(), tmp_path / "report.jsonl"
     with contextlib.redirect_stdout(printed):
         pytest.main(["--target", str(folder), str(get("devices").checks()), "-q", "--color=no",
@@ -160,19 +166,75 @@ def test_after_a_backward_pass_the_cuda_checks_are_left_out_and_it_says_why(tmp_
 def test_the_devices_notebook_runs_from_top_to_bottom(tmp_path, name, done, failing):
     # What CI runs (the notebook step of .ci/run): every cell, in a fresh kernel, here in a
     # copy of the notebook so that its progress is recorded in tmp_path. The Korean notebook
-    # is the same cells, its text in Korean, and the kata speaking Korean.
+    # is the same cells, its text in Korean, and the kata speaking Korean. The outputs saved
+    # with the notebook are this run's (seconds aside): `python -m kata.notebook run --save`
+    # writes them, and leaves an unchanged notebook as it is.
     if not os.environ.get("CI"):
         pytest.importorskip("nbclient", reason="the notebook extra: pip install -e '.[notebook]'")
         pytest.importorskip("ipykernel", reason="the notebook extra: pip install -e '.[notebook]'")
+    import nbformat
+    import torch
+
     notebook = NOTEBOOK.with_name(name)
     copy = tmp_path / notebook.name
     copy.write_bytes(notebook.read_bytes())
-    ran = subprocess.run([sys.executable, "-m", "kata.notebook", "run", str(copy)], capture_output=True,
+    ran = subprocess.run([sys.executable, "-m", "kata.notebook", "run", "--save", str(copy)], capture_output=True,
                          text=True, timeout=600, cwd=locate().root)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "every cell ran" in ran.stdout and done in ran.stdout, ran.stdout[-3000:]
     assert failing in ran.stdout, "the seed's mistakes come first, and fail"
     assert progress.read(tmp_path)["devices"].done
+    if torch.cuda.is_available() or torch.backends.mps.is_available():
+        return   # the saved outputs are the simulated accelerator's (CI's); a real one names other devices
+    assert outputs(nbformat.read(copy, as_version=4)) == outputs(nbformat.read(notebook, as_version=4)), (
+        f"notebooks/{name}'s saved outputs are not what it prints now: run "
+        f"`python -m kata.notebook run --save notebooks/{name}` and commit it")
+    assert copy.read_bytes() == notebook.read_bytes(), "an unchanged notebook is saved as it was"
+
+
+# --- the notebooks as saved: with their outputs, each mistake showing the kata's lesson ------------------------
+
+HEADING = re.compile(r"^_{3,} (test_\w+)(?:\[[^\]]*\])? _{3,}$", re.M)
+# How a block shows an exception raised in the learner's code (kata/harness/outcomes.py), not a lesson:
+# "<cell 2>, line 10, in to_device: TypeError: iteration over a 0-d tensor"
+RAISED = re.compile(r"line \d+, in \S+: [A-Z]\w*(?:Error|Exception|Exit|Interrupt)\b")
+
+
+def saved(name: str) -> list[dict]:
+    return json.loads(NOTEBOOK.with_name(name).read_text(encoding="utf-8"))["cells"]
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_the_notebooks_are_saved_with_the_outputs_of_one_run_top_to_bottom(name):
+    code = [c for c in saved(name) if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1)), \
+        f"notebooks/{name}: run it top to bottom and save it (`python -m kata.notebook run --save`)"
+    checks = [c for c in code if "check" in c["metadata"].get("tags", [])]
+    assert checks and all(c["outputs"] for c in checks), f"notebooks/{name}: each kata.check cell shows its output"
+    for cell in code:
+        for out in cell["outputs"]:
+            assert out["output_type"] != "error" and out.get("name") != "stderr", (name, out)
+            text = json.dumps(out, ensure_ascii=False)
+            for place in (locate().root, Path.home(), Path(tempfile.gettempdir())):
+                assert str(place) not in text, f"notebooks/{name}: a machine's path ({place}) in {text}"
+
+
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_each_of_the_seeds_mistakes_shows_the_katas_lesson(name):
+    # The cell after the seed's mistakes: each function's belief fails checks of that function, and
+    # each block says the rule it broke (an assertion of the checks), never an error its code raised.
+    cells_ = saved(name)
+    at = next(i for i, c in enumerate(cells_) if "seed-mistakes" in c["metadata"].get("tags", []))
+    text = "".join("".join(out.get("text", "")) for out in cells_[at + 1]["outputs"])
+    functions = {"pick_device", "device_of", "to_device", "to_python", "host_copy"}
+    blocks = HEADING.split(text)[1:]   # check, its block, check, its block...
+    failing = set(blocks[0::2])
+    for function in functions:
+        assert any(check.startswith(f"test_{function}") for check in failing), (
+            f"notebooks/{name}: no check of {function} fails on the seed's mistakes:\n{text}")
+    assert not RAISED.search(text), f"notebooks/{name}: a mistake shows a raw Python error, not the lesson:\n{text}"
+    for check, message in zip(blocks[0::2], blocks[1::2]):
+        assert message.strip(), f"notebooks/{name}: {check} fails without a message"
 
 
 def test_the_korean_notebook_is_the_english_one_in_korean():

@@ -80,7 +80,7 @@ def verdicts(pytester, folder: Path, exercise: str, *more: str) -> Verdicts:
 
 def targets(exercise: str) -> list:
     found = [pytest.param(exercise, locate().solutions, id=f"{exercise}: solutions"),
-             pytest.param(exercise, locate().exercises, id=f"{exercise}: stubs")]
+             pytest.param(exercise, "stubs", id=f"{exercise}: stubs")]   # the pristine_stubs fixture
     found += [pytest.param(exercise, v, id=f"{exercise}: variant {v.name}")
               for v in sorted(SELFTEST.glob("variants/*")) if (v / f"{exercise}.py").is_file()]
     return found
@@ -90,8 +90,9 @@ CASES = [case for exercise in WITH_RECORDS for case in targets(exercise)]
 
 
 @pytest.mark.parametrize("exercise, target", CASES)
-def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, exercise, target):
+def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, request, exercise, target):
     """Every check of the exercise, both ways (each known-wrong mutant's checks: tests/selftest/test_known_wrong.py)."""
+    target = request.getfixturevalue("pristine_stubs") if target == "stubs" else target
     here = verdicts(pytester, target, exercise)
     path = answers_file(target, exercise, asking.SEED, tmp_path / "answers.json")
     read = verdicts(pytester, target, exercise, "--records-from", str(path))
@@ -150,9 +151,10 @@ MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
 BUNDLES = 3   # hand-ins of known mistakes, each the k-th mistake of every exercise (its other modules missing)
 
 
-def hand_ins(root: Path) -> dict[str, Path]:
-    """The reference, the stubs, each variant and BUNDLES bundles of known mistakes, as hand-in folders."""
-    found = {"solutions": locate().solutions, "stubs": locate().exercises}
+def hand_ins(root: Path, stubs: Path) -> dict[str, Path]:
+    """The reference, the (pristine) ``stubs``, each variant and BUNDLES bundles of known mistakes, as hand-in
+    folders."""
+    found = {"solutions": locate().solutions, "stubs": stubs}
     found |= {f"variant-{v.name}": v for v in sorted(SELFTEST.glob("variants/*")) if v.is_dir()}
     for k in range(BUNDLES):
         for exercise in curriculum.names():
@@ -165,14 +167,14 @@ def hand_ins(root: Path) -> dict[str, Path]:
 
 
 @pytest.mark.slow
-def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch):
+def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch, pristine_stubs):
     """Each hand-in graded by `kata grade` (records in its sandbox, the checks in the grader's process), on the seed a
     learner's run draws: each weighted check passes there exactly where it passes in a learner's run."""
     from test_grade import kata
 
     from kata.grading import batch
 
-    subs = hand_ins(tmp_path / "hand-ins")
+    subs = hand_ins(tmp_path / "hand-ins", pristine_stubs)
     monkeypatch.setattr(batch, "new_seed", lambda: asking.SEED)
     assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
     differ = {}

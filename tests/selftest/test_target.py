@@ -173,3 +173,39 @@ def test_a_stub_fails_every_check_and_the_run_ends_with_a_table(tmp_path):
     assert "exercises/model.py: `build_model` is not written yet" in out
     assert "and 7 more checks fail for the same reason" in out, "one cause, one message"
     assert "Next: 3. model" in out
+
+
+def test_plain_pytest_checks_the_pristine_stubs_whatever_exercises_holds(tmp_path):
+    # A learner's copy (a release: its stubs in .kata/pristine/, no git history) whose exercises/ holds finished
+    # work: devices.py the reference, model.py too, its snapshot lost. The project's own run takes the stubs from
+    # the snapshot, never from exercises/: the devices stub still fails each check; for the model, none was found,
+    # and the header says so. Its first lines say what it checks, and that `pytest exercises` checks the work.
+    copy = tmp_path / "copy"
+    ignore = shutil.ignore_patterns("__pycache__", "selftest", "benchmarks", ".kata-progress.json")
+    for folder in ("tests", "records", "solutions"):
+        shutil.copytree(PROJECT_ROOT / folder, copy / folder, ignore=ignore)
+    for name in ("conftest.py", "pyproject.toml"):
+        shutil.copy(PROJECT_ROOT / name, copy / name)
+    if pristine.write_stubs(copy / "exercises"):
+        pytest.skip("no pristine copy of the stubs was found (no .kata/pristine/ snapshot, no git history)")
+    pristine.write_snapshot(copy / "exercises", copy)
+    for name in ("devices", "model"):
+        shutil.copy(SOLUTIONS / f"{name}.py", copy / "exercises" / f"{name}.py")
+    (copy / pristine.SNAPSHOT_DIR / "model.py").unlink()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KATA_"))}
+    env.update(KATA_HOME=str(copy), PYTHONPATH=str(Path(pristine.__file__).resolve().parents[1]), KATA_LANG="en")
+    run = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-rA",
+                          "tests/test_devices.py::test_pick_device_prefers_cuda_then_mps_then_cpu",
+                          "tests/test_model.py::test_build_model_returns_an_nn_sequential"],
+                         cwd=copy, env=env, capture_output=True, text=True, timeout=300)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0, out
+    header = out.splitlines()[2:5]
+    assert header[:2] == [
+        "kata: project self-check: solutions/ must pass every check, the pristine stubs must fail each",
+        "kata: your work in exercises/ is not checked here: `pytest exercises` checks it"], out
+    assert header[2].startswith("kata: no pristine stub of model (no .kata/pristine/ snapshot, no git history)"), out
+    assert re.search(r"^PASSED tests/test_model.py::test_build_model_returns_an_nn_sequential\[solutions\]$", out, re.M)
+    assert "test_build_model_returns_an_nn_sequential[stubs]" not in out, "no stub of the model: left out"
+    assert len(re.findall(r"^XFAIL tests/test_devices.py::\S+\[stubs-", out, re.M)) == 4, out
+    assert len(re.findall(r"^PASSED tests/test_devices.py::\S+\[solutions-", out, re.M)) == 4, out
