@@ -27,6 +27,7 @@ from pathlib import Path
 from kata import curriculum, i18n
 from kata.files import atomic_write
 from kata.i18n import LANG_FILE, LANGUAGES, N_, _, translate_stub
+from kata.i18n.particles import fill
 from kata.project import locate
 
 __all__ = ["HELP", "LANGUAGE_NAMES", "Switched", "add_parser", "run", "switch"]
@@ -105,7 +106,7 @@ def run(args) -> int:
     speak = i18n.translation(getattr(args, "lang", None) or lang).gettext
 
     def say_(template: str, **values) -> str:
-        return speak(template).format(**values)
+        return fill(speak(template), **values)
 
     language = speak(LANGUAGE_NAMES[lang])
     for shown in done.rewritten:

@@ -35,6 +35,8 @@ import unicodedata
 from functools import cache
 from pathlib import Path
 
+from kata.i18n.particles import fill
+
 __all__ = ["CATALOGUES", "EXERCISE_CATALOGUE", "EXERCISE_FILES", "LANGUAGES", "LANG_FILE",
            "LOCALE_DIR", "N_", "_", "catalogue_files", "chosen_in", "english_of_stub_text", "exercise_of_catalogue",
            "known", "language", "pad", "reread_copy_choice", "say", "set_language", "stub_texts", "translate_stub",
@@ -185,8 +187,9 @@ def _(message: str) -> str:
 
 
 def say(template: str, /, **values) -> str:
-    """A template, translated, with its placeholders filled in."""
-    return _(template).format(**values)
+    """A template, translated, with its placeholders filled in (and, in Korean, the particle written after a
+    placeholder as its pair, ``{file}을(를)``, made the one that fits the value: :mod:`kata.i18n.particles`)."""
+    return fill(_(template), **values)
 
 
 def width(text: str) -> int:
@@ -199,8 +202,8 @@ def width(text: str) -> int:
 def pad(text: str, columns: int, align: str = "<") -> str:
     """``text`` padded with spaces to ``columns`` terminal columns (``<`` left, ``>`` right), as
     ``f"{text:<{columns}}"`` pads ASCII."""
-    fill = " " * max(0, columns - width(text))
-    return fill + text if align == ">" else text + fill
+    spaces = " " * max(0, columns - width(text))
+    return spaces + text if align == ">" else text + spaces
 
 
 # --- a stub's own sentences: its docstrings, its comments, its `raise NotImplementedError("...")` --------------

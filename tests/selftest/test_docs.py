@@ -6,7 +6,7 @@
 - every relative link in them (and in the text cells of notebooks/) resolves: to a file, and after ``#`` to
   one of its headings;
 - a language's manual has the English pages it must have (Korean: at least teaching and gpu),
-  each with the English page's commands;
+  each with the English page's commands (in any order), and its README starts with `kata lang LANG`;
 - a paragraph is written once: no paragraph of prose stands in two pages of one language;
 - every `kata` command a page shows is one the kata's parser takes;
 - every quoted output (a fenced block after ``<!-- output: NAME -->``) is what the kata prints,
@@ -111,17 +111,22 @@ def test_a_languages_manual_has_the_pages_it_must_and_their_commands(lang):
     for stem in sorted(ours):
         english = DOCS / f"{stem}.md"
         assert english.is_file(), f"docs/{lang}/{stem}.md has no English page docs/{stem}.md"
-        assert page_commands(LANGS[lang] / f"{stem}.md") == page_commands(english), (
+        assert sorted(page_commands(LANGS[lang] / f"{stem}.md")) == sorted(page_commands(english)), (
             f"docs/{lang}/{stem}.md shows other commands than docs/{stem}.md: a translation changes the words, "
-            f"never a command (update the one that is behind)")
-    assert page_commands(READMES[lang]) == page_commands(READMES["en"]), (
-        f"{rel(READMES[lang])} shows other commands than README.md")
+            f"never a command (update the one that is behind; a page may put its language's section first)")
+    own = f"kata lang {lang}"   # a language's README starts by switching the copy, its stubs first, to it
+    start = page_commands(READMES[lang], blocks=1)
+    assert own in start, (f"{rel(READMES[lang])}: its first commands {start} do not switch the copy to its "
+                          f"language (`{own}`): without it the stubs, the specification, stay in English")
+    assert [c for c in page_commands(READMES[lang]) if c != own] == page_commands(READMES["en"]), (
+        f"{rel(READMES[lang])} shows other commands than README.md (and `{own}`)")
 
 
-def page_commands(path: Path) -> list[str]:
-    """The shell commands of a page's bash blocks, without their comments."""
+def page_commands(path: Path, blocks: int | None = None) -> list[str]:
+    """The shell commands of a page's bash blocks (its first ``blocks`` of them), without their comments."""
     out = []
-    for block in re.findall(r"^[ \t]*```bash\n(.*?)^[ \t]*```", path.read_text(encoding="utf-8"), re.M | re.S):
+    found = re.findall(r"^[ \t]*```bash\n(.*?)^[ \t]*```", path.read_text(encoding="utf-8"), re.M | re.S)
+    for block in found[:blocks]:
         for line in block.splitlines():
             line = re.sub(r"(^|\s)#\s.*$", "", line).strip()
             if line:
@@ -276,10 +281,15 @@ def _folder() -> Path:
 
 @functools.cache
 def first_run(lang: str) -> str:
-    """`pytest exercises` on the untouched stubs, as a learner's first run."""
+    """`pytest exercises` on the untouched stubs, as a learner's first run (in another language, after `kata lang
+    LANG`, as its README starts)."""
     here = _folder() / f"first-{lang}"
     if pristine.write_stubs(here / "exercises"):
         pytest.skip("no pristine stubs (no .kata/pristine/ snapshot, no git history)")
+    if lang != "en":
+        from kata.commands.lang import switch
+
+        switch(here, lang)
     return _run([sys.executable, "-m", "pytest", "exercises", "-p", "no:cacheprovider"], lang, here)
 
 

@@ -20,6 +20,7 @@ import torchvision.transforms
 
 from kata import i18n
 from kata.i18n import _, catalogue_files, language, say, translate_stub
+from kata.i18n.particles import PAIR
 from kata.project import locate
 
 ROOT = locate().root
@@ -203,6 +204,8 @@ def test_a_korean_run_on_the_stubs_speaks_korean(korean, pytester, tmp_path):
     assert "연습 문제" in text or "검사" in text, f"the run on the stubs printed no Korean:\n{text[-3000:]}"
     leaked = english_in(text)
     assert not leaked, "a Korean run on the stubs printed the kata's English:\n  " + "\n  ".join(leaked[:30])
+    pairs = [line.strip() for line in text.splitlines() if PAIR.search(line)]
+    assert not pairs, "a Korean run on the stubs printed particle pairs (kata.i18n.particles):\n  " + "\n  ".join(pairs)
 
 
 def test_a_korean_run_on_the_seeds_bug_explains_it_in_korean(korean, pytester, tmp_path):

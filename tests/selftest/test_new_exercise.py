@@ -62,8 +62,8 @@ TWICE = ("double(t) must return twice t, a tensor of t's shape, dtype and device
 UNTOUCHED = "double(t) changed t: return a new tensor and leave t as it was\n  t was {t}, and is {after}"
 
 KOREAN = {
-    MODULE_DOC: (f"연습 문제 {NUMBER} · extra: 텐서의 두 배, 텐서가 사는 곳에서.\n\n"
-                 "두 배로 만들기는 텐서에 하는 연산 하나입니다. 그 결과가 어디에 사는지가 이 시연용\n"
+    MODULE_DOC: (f"연습 문제 {NUMBER} · extra: 텐서의 두 배, 텐서가 있는 곳에서.\n\n"
+                 "두 배로 만들기는 텐서에 하는 연산 하나입니다. 그 결과가 어디에 있는지가 이 시연용\n"
                  "연습 문제의 교훈이며, 이 문제는 모든 연습 문제의 모양을 몇 줄로 보여 줍니다.\n\n"
                  "`pytest exercises/extra.py`를 실행하면 이 파일만 검사합니다. 막히면 `kata hint extra`를\n"
                  "보세요."),
@@ -74,19 +74,19 @@ KOREAN = {
                  "  옮기지 않습니다).\n"
                  "- 결과는 새 텐서입니다: 호출한 쪽이 나중에 결과로 무엇을 하든 `t`는 제 값을\n"
                  "  지킵니다.\n"
-                 "- `t`가 사는 디바이스에서, PyTorch의 연산 하나를 쓰세요.\n\n"
-                 "개념: 텐서에 하는 연산은 텐서가 사는 곳에서 실행되고, 그 결과도 거기에 삽니다."),
+                 "- `t`가 있는 디바이스에서, PyTorch의 연산 하나를 쓰세요.\n\n"
+                 "개념: 텐서에 하는 연산은 텐서가 있는 곳에서 실행되고, 그 결과도 거기에 있습니다."),
     RAISE: "`double` 함수는 아직 작성되지 않았습니다: 독스트링과 `kata hint extra double` 명령을 참고하세요",
-    TITLE: "텐서의 두 배, 텐서가 사는 곳에서",
-    TEACHES: "시연: 텐서에 하는 연산은 텐서가 사는 곳에서 실행되고, 그 결과도 거기에 남는다",
-    HINTS[0]: "텐서에 한 연산의 결과는 어디에 사나요? 연산은 받은 텐서를 바꾸나요, 아니면 새 텐서를\n"
+    TITLE: "텐서의 두 배, 텐서가 있는 곳에서",
+    TEACHES: "시연: 텐서에 하는 연산은 텐서가 있는 곳에서 실행되고, 그 결과도 거기에 남는다",
+    HINTS[0]: "텐서에 한 연산의 결과는 어디에 있나요? 연산은 받은 텐서를 바꾸나요, 아니면 새 텐서를\n"
               "만드나요? Python 셸에서 해 보세요.",
     HINTS[1]: "이 연습 문제가 다루는 API:\n- torch.mul: https://pytorch.org/docs/stable/generated/torch.mul.html",
     HINTS[2]: "한 줄: `t`에 연산 하나를 해서 만든 것을 돌려주세요.",
     TWICE: ("double(t)는 t의 두 배를, t와 같은 모양, dtype, 디바이스의 텐서로 돌려줘야 합니다\n"
             "  t = {t}에 대해 {got}을(를) 돌려주었습니다"),
     UNTOUCHED: ("double(t)가 t를 바꾸었습니다: 새 텐서를 돌려주고 t는 그대로 두세요\n"
-                "  t는 {t}이었는데, 이제 {after}입니다"),
+                "  t는 {t}(이)었는데, 이제 {after}입니다"),
 }
 
 STUB = f'''"""{MODULE_DOC}
