@@ -10,11 +10,12 @@ It decides what a run checks:
 * plain ``pytest`` (no target): the project's self-check. Every check runs
   against ``solutions/`` (it must pass) and against the pristine stubs, which
   must fail it (a strict xfail: a check that passes on a stub is an error). The
-  stubs are those :mod:`kata.pristine` gives (the release's snapshot or git),
-  written to a temporary folder, never ``exercises/`` as it is: in a learner's
-  copy it holds their work, and the project's own run passes whatever it holds
-  (its header says that ``pytest exercises`` checks that work). The harness's
-  own tests in ``tests/selftest/`` run too.
+  stubs are those :mod:`kata.pristine` gives (a checkout's ``exercises/NAME.py``
+  while it is a stub, else the release's snapshot or git), copied to a
+  temporary folder: the run never imports ``exercises/``, which in a learner's
+  copy holds their work, and passes whatever it holds (its header says that
+  ``pytest exercises`` checks that work). The harness's own tests in
+  ``tests/selftest/`` run too.
 
 From the curriculum it registers a marker per exercise (so ``-m data`` selects
 the data checks) and a session fixture per exercise, named after it, holding
