@@ -1,9 +1,38 @@
 """Shared by the self-tests: one `kata grade` of a class (test_grade.py), with the hostile hand-ins beside it; the
-pristine stubs in a folder."""
+pristine stubs in a folder; the checkpoint's laptops for the checks run in this process."""
 
 from __future__ import annotations
 
 import pytest
+
+from kata.records import elsewhere
+
+# Laptops one session's server forks at most: the self-tests run the checks in this process (pytester) many times
+# over, each run asking it for one or two.
+SESSION_LAPTOPS = 10_000
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    """The checkpoint checks' laptops (kata/records/elsewhere.py) for every run of the checks in this process.
+
+    Such a run installs the simulated accelerator here, and a laptop server can only be forked before that
+    (elsewhere.serve_laptops): the first run's, or the one tests/conftest.py forks when this session collects the
+    checkpoint checks, would serve every later run, and it forks `Forks.LIMIT` laptops, one run's, then answers
+    each request with an error: every later run's laptop checks were skipped ("the fresh process ended with exit
+    status 2"), hiding their verdicts (once every run fell back to a fresh interpreter, 5 s each, 25 at most). So
+    this session forks its server now, before either, one that serves the session's runs.
+    """
+    if any("pytester" in getattr(item, "fixturenames", ()) for item in items):
+        limit = elsewhere.Forks.LIMIT
+        elsewhere.Forks.LIMIT = SESSION_LAPTOPS   # in the server forked now; the class keeps one run's
+        try:
+            stop = elsewhere.serve_laptops()
+        finally:
+            elsewhere.Forks.LIMIT = limit
+        if stop is not None:
+            config.add_cleanup(stop)
+    return (yield)
 
 
 @pytest.fixture(scope="session")
