@@ -158,9 +158,7 @@ def test_train_epoch_counts_a_probability_of_one_half_as_a_smile(sync):
 
 
 def counted(found) -> str:
-    """The syncs a record counted, in a line: CUDA's warnings, or the simulator's kinds and places."""
-    if "warnings" in found:
-        return "; ".join(found["warnings"])[:300]
+    """The syncs a record counted, in a line: their kinds and places (CUDA's sync debug mode calls each "sync")."""
     where = ", ".join(say("{kind} at {place}", kind=kind, place=place) for kind, place in found["events"])
     return f"{found['by_kind']}: {where}"
 

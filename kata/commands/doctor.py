@@ -92,11 +92,14 @@ def checks_on(kind: str, folder: Path) -> dict:
                 "seconds": seconds}
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
-    failures = [f"{c.get('classname', '')}::{c.get('name', '')}" for c in cases
-                if c.find("failure") is not None or c.find("error") is not None]
+    messages = {}   # each failure's message, as pytest gave it in the junit file
+    for c in cases:
+        found = c.find("failure") if c.find("failure") is not None else c.find("error")
+        if found is not None:
+            messages[f"{c.get('classname', '')}::{c.get('name', '')}"] = (found.get("message") or found.text or "")
     skipped = sum(c.find("skipped") is not None for c in cases)
-    return {"passed": len(cases) - len(failures) - skipped, "failed": len(failures), "skipped": skipped,
-            "failures": failures, "seconds": seconds, "exit": status}
+    return {"passed": len(cases) - len(messages) - skipped, "failed": len(messages), "skipped": skipped,
+            "failures": list(messages), "messages": messages, "seconds": seconds, "exit": status}
 
 
 def _bench(folder: Path) -> dict:
@@ -193,6 +196,9 @@ def run(args) -> int:
             print("  " + (result["not_run"] if "not_run" in result else
                           say("{passed} passed, {failed} failed, {skipped} skipped", passed=result["passed"],
                               failed=result["failed"], skipped=result["skipped"])))
+            for name, message in result.get("messages", {}).items():
+                print(say("    failed: {name}", name=name))
+                print("\n".join(f"      {line}" for line in message.splitlines()[:6]))
         data["bench"] = {"not_run": _why(steps, "kata bench GPU rows")}
         if where["kata bench GPU rows"]:
             print(_("kata bench, the GPU rows ..."), flush=True)

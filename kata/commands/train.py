@@ -16,15 +16,15 @@ a live ``history.png`` (the target's LivePlot) and ``history.json`` written afte
 every epoch, the test accuracy at the end, and a clear message instead of a
 traceback when the learner's code is not written yet or breaks.
 
-``--device sim`` trains on the simulated accelerator (kata.sim) and also draws
-the history each epoch as the book's notebook does, from the raw lists
-(``ax.plot(x_arr, hist[2], '-o')``): a history of device tensors then crashes
-with PyTorch's "can't convert simgpu:0 device type tensor to numpy", the seed's
-error on a laptop, and ``kata train`` says where the tensors were put into the
-history and what the fix is. (The learner's own LivePlot may convert entries,
-as a correct one does, so it alone would not show the seed's crash.) On the
-other devices the histories are converted for history.json, and a note after
-the run says what they held and why it matters.
+On an accelerator (a GPU, or ``--device sim``: the simulated one, kata.sim) it
+also draws the history each epoch as the book's notebook does, from the raw
+lists (``ax.plot(x_arr, hist[2], '-o')``): a history of device tensors then
+crashes with PyTorch's "can't convert cuda:0 device type tensor to numpy" (on a
+laptop, "simgpu:0"), the seed's error, and ``kata train`` says where the tensors
+were put into the history and what the fix is. (The learner's own LivePlot may
+convert entries, as a correct one does, so it alone would not show the seed's
+crash.) On the CPU the histories are converted for history.json, and a note
+after the run says what they held and why it matters.
 
 torch is imported inside the functions, so ``kata --help`` stays light.
 """
@@ -314,7 +314,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         epoch_start[0] = now
         watch.look(history, sys._getframe(1))
         full = tuple([*before, *h] for before, h in zip(earlier, history, strict=False))   # the run's, from its start
-        if device.type == "simgpu":  # the seed's plot, from the raw history: its crash, explained
+        if device.type != "cpu":  # the seed's plot, from the raw history: its crash, explained
             try:
                 watch.plot_as_the_book_does(full)
             except SeedsCrash as crash:
@@ -362,13 +362,13 @@ def train(settings: Settings, quiet: bool = False) -> dict:
 
 
 def _live_plot(plotting, path: Path, target: Target, device, tell):
-    """The target's LivePlot; on the simulated accelerator, None (the book's plot instead) while
-    plotting.py is a stub, so a learner at the training exercise sees the seed's crash too."""
+    """The target's LivePlot; on an accelerator (a GPU, or the simulated one), None (the book's plot
+    instead) while plotting.py is a stub, so a learner at the training exercise sees the seed's crash."""
     with learner_code(target):
         try:
             return plotting.LivePlot(path)
         except NotImplementedError:
-            if device.type != "simgpu":
+            if device.type == "cpu":
                 raise
     tell(say("  ({plotting} is not written yet: history.png is the book's plot of the raw history)",
              plotting=target.display("plotting")))

@@ -82,7 +82,9 @@ def _checks(checks: dict) -> list[str]:
         lines.append(say("- {where}: {passed} passed, {failed} failed, {skipped} skipped ({seconds:.0f} s)",
                          where=_where(kind), passed=result["passed"], failed=result["failed"],
                          skipped=result["skipped"], seconds=result["seconds"]))
-        lines += [say("  - failed: `{name}`", name=name) for name in result["failures"]]
+        for name in result["failures"]:
+            lines.append(say("  - failed: `{name}`", name=name))
+            lines += [f"    > {line}" for line in result.get("messages", {}).get(name, "").splitlines()[:6]]
     return lines
 
 
@@ -99,9 +101,12 @@ def markdown(report: dict) -> str:
     m = report["machine"]
     title = f"kata doctor: {m['cuda']}" if m["cuda"] else _("kata doctor: no CUDA on this machine")
     command = f"`kata doctor{' --full' if report['full'] else ''}`"
-    lines = [f"# {title}", "", say("{date}, {command}, {seconds:.0f} s in all.", date=report["date"], command=command,
-                                   seconds=report["seconds"]), "", _("## The machine"), "", *_machine(m), "",
-             _("## What ran where"), ""]
+    lines = [f"# {title}", "", _(
+        "*For:* whoever wants to know how the kata fares on this machine, a GPU's above all. *After reading it* you "
+        "know what ran where, which of the conformance table's CUDA behaviours held on each accelerator, how the "
+        "checks marked cuda did, and what an epoch and a sync cost here."), "",
+        say("{date}, {command}, {seconds:.0f} s in all.", date=report["date"], command=command,
+            seconds=report["seconds"]), "", _("## The machine"), "", *_machine(m), "", _("## What ran where"), ""]
     lines += [f"- {_(s['name'])}: {s['why']}" for s in report["plan"]]
     lines += ["", _("## The conformance table"), "",
               say("`kata/conformance/table.toml`, {count} behaviours, each CUDA's, with its source.",

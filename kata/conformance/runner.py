@@ -34,7 +34,6 @@ __all__ = ["STATUSES", "TABLE", "Behaviour", "NotRunnable", "Outcome", "device_f
 
 TABLE = Path(__file__).with_name("table.toml")
 _EXPECTATIONS = ("value", "raises", "syncs")
-_SYNC_WARNING = "called a synchronizing"
 # An outcome's status: a token in the JSON, shown as _(status).
 STATUSES = (N_("holds"), N_("refused"), N_("differs"), N_("not run"))
 
@@ -115,22 +114,11 @@ class _SyncCount:
 
     @contextlib.contextmanager
     def counting(self):
-        import torch
 
         from kata import sim
 
-        if self.dev.type == "cuda":
-            torch.cuda.synchronize()
-            with warnings.catch_warnings(record=True) as caught:
-                warnings.simplefilter("always")
-                torch.cuda.set_sync_debug_mode("warn")
-                try:
-                    yield
-                finally:
-                    torch.cuda.set_sync_debug_mode("default")
-            self.total = sum(_SYNC_WARNING in str(w.message) for w in caught)
-        elif sim.is_sim(self.dev):
-            with sim.count_syncs() as syncs:
+        if self.dev.type == "cuda" or sim.is_sim(self.dev):
+            with (sim.count_cuda_syncs() if self.dev.type == "cuda" else sim.count_syncs()) as syncs:
                 yield
             self.total = syncs.total
         else:

@@ -52,8 +52,10 @@ holds the simulator to each of these, with where CUDA's behaviour is written dow
 - Mixing devices raises ``RuntimeError: Expected all tensors to be on the same
   device, but found at least two devices, simgpu:0 and cpu!``, or the op's own
   words where CUDA has them (a convolution's "Input type (torch.FloatTensor) and
-  weight type (torch.simgpu.FloatTensor) should be the same ...", ``torch.equal``'s
-  "Cannot compare two tensors on different devices").  A 0-d CPU tensor is a
+  weight type (torch.simgpu.FloatTensor) should be the same ..." for a batch MKLDNN
+  takes, the dispatcher's "... but got weight is on simgpu:0, different from other
+  tensors on cpu (when checking argument in method wrapper_CUDA___slow_conv2d_forward)"
+  for a smaller one and for ``torch.equal``).  A 0-d CPU tensor is a
   scalar as an *input* (``sim_t + torch.tensor(2.)`` works), never as the *output*
   (``s += sim_t`` with ``s = torch.tensor(0.)`` raises, as on CUDA); copies
   (``copy_``, ``.to``) and CPU index tensors may cross devices.
@@ -165,6 +167,7 @@ Differences from a real GPU (CUDA):
 from ._backend import NAME, is_sim, support
 from ._device import SimTensor
 from ._install import active, install
-from ._syncs import Syncs, count_syncs
+from ._syncs import Syncs, count_cuda_syncs, count_syncs
 
-__all__ = ["NAME", "SimTensor", "Syncs", "active", "count_syncs", "install", "is_sim", "support"]
+__all__ = ["NAME", "SimTensor", "Syncs", "active", "count_cuda_syncs", "count_syncs", "install", "is_sim",
+           "support"]

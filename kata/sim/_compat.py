@@ -48,9 +48,9 @@ import re
 import torch
 
 __all__ = ["ADDCMUL_SCALAR_ERRORS", "CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR",
-           "DISABLED_TORCH_FUNCTION", "EQUAL_ERROR", "INDEX_DEVICE_ERROR", "INTERNALS", "KERNEL_DEVICE_ERROR",
+           "DEVICE_CHECK_ERROR", "DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "KERNEL_DEVICE_ERROR",
            "MASK_DEVICE_ERROR", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR", "TOO_MANY_SCALARS_ERROR",
-           "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "is_late_backend_error",
+           "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "conv_backend", "is_late_backend_error",
            "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
            "tensor_inputs", "tensor_repr", "version_support", "written_arguments"]
 
@@ -84,6 +84,8 @@ INTERNALS: dict[str, str] = {
     "torch.ops.aten.add_.Tensor._schema":
         "OpOverload._schema: which arguments an op writes (an in-place op's self, an out= tensor), so that a "
         "CPU tensor there is refused as CUDA refuses it, and how many tensors it takes (CPU scalars)",
+    "torch._C._select_conv_backend": "which kernel a CPU batch's convolution would run (MKLDNN or a slow one): "
+        "CUDA's error for a device convolution fed a CPU batch depends on it",
 }
 # Not calls, but the words of a torch version, copied (errors as CUDA raises them)
 # or matched (autograd's assert when a backend comes after the first backward pass).
@@ -100,9 +102,14 @@ MASK_DEVICE_ERROR = ("expected self and mask to be on the same device, but got m
 NUMPY_ERROR = ("can't convert {} device type tensor to numpy. Use Tensor.cpu() to copy the tensor to host "
                "memory first.")
 INDEX_DEVICE_ERROR = "indices should be either on cpu or on the same device as the indexed tensor ({})"
-EQUAL_ERROR = "Cannot compare two tensors on different devices. Got: {} and {}"  # aten/src/ATen/native/cuda/Equal.cpp
-# aten/src/ATen/native/Convolution.cpp, check_input_same_type_as_parameters: a CPU input goes to the
-# MKLDNN backend's check, a device input to the plain one.
+# The dispatcher's device check of an op with a CUDA kernel (torchgen's device_check; c10/core/
+# DeviceGuard's common_device_check_failure): the argument, its device, the first argument's device and
+# the op, as in "... (when checking argument in method wrapper_CUDA__equal)" (seen on an H200, torch 2.11).
+DEVICE_CHECK_ERROR = ("Expected all tensors to be on the same device, but got {} is on {}, different from other "
+                      "tensors on {} (when checking argument in method wrapper_CUDA__{})")
+# aten/src/ATen/native/Convolution.cpp, check_input_same_type_as_parameters: a CPU input the MKLDNN
+# backend would take meets its check, a device input the plain one (a CPU input for a slow kernel
+# meets the dispatcher's device check instead: conv_backend()).
 CONV_MKLDNN_ERROR = ("Input type ({}) and weight type ({}) should be the same or input should be a MKLDNN tensor "
                      "and weight is a dense tensor")
 CONV_ERROR = "Input type ({}) and weight type ({}) should be the same"
@@ -241,6 +248,15 @@ def tensor_inputs(func) -> int:
     2 for ``add.Tensor`` and ``add_.Tensor``, 1 for ``neg.out``, 3 for ``where.self``."""
     return sum(not argument.kwarg_only and str(argument.type) in ("Tensor", "Tensor?")
                for argument in func._schema.arguments)
+
+
+def conv_backend(x: torch.Tensor, weight: torch.Tensor, bias, *params) -> str:
+    """The name of the kernel a convolution of CPU batch ``x`` would run, as ``aten.convolution``'s
+    stride, padding, dilation, transposed, output_padding and groups (``params``) choose it:
+    "Mkldnn", "Slow2d", ... (aten/src/ATen/native/Convolution.cpp, select_conv_backend)."""
+    stand_in = torch.empty(weight.shape, dtype=weight.dtype)
+    bias = None if bias is None else torch.empty(bias.shape, dtype=bias.dtype)
+    return torch._C._select_conv_backend(x, stand_in, bias, *params).name
 
 
 def is_late_backend_error(err: BaseException) -> bool:

@@ -21,13 +21,14 @@ from ._compat import (
     CONV_BIAS_ERROR,
     CONV_ERROR,
     CONV_MKLDNN_ERROR,
-    EQUAL_ERROR,
+    DEVICE_CHECK_ERROR,
     INDEX_DEVICE_ERROR,
     KERNEL_DEVICE_ERROR,
     MASK_DEVICE_ERROR,
     MIXING_ERROR,
     PIN_ERROR,
     TOO_MANY_SCALARS_ERROR,
+    conv_backend,
     tensor_inputs,
     written_arguments,
 )
@@ -55,6 +56,11 @@ INDEX_OPS = {_INDEX, _aten.index_put_.default, _aten.index_put.default,
              _aten._index_put_impl_.default}
 
 _EQUAL = _aten.equal.default
+# The kernels a CPU batch's convolution runs when MKLDNN does not take it (a small batch: Convolution.cpp,
+# use_mkldnn), as the dispatcher names them (aten/src/ATen/native/native_functions.yaml).
+_SLOW_CONV = {"Slow2d": "_slow_conv2d_forward", "SlowDilated2d": "slow_conv_dilated2d", "Slow3d": "slow_conv3d_forward",
+              "SlowDilated3d": "slow_conv_dilated3d", "SlowTranspose2d": "slow_conv_transpose2d",
+              "SlowTranspose3d": "slow_conv_transpose3d"}
 _CONVOLUTION = _aten.convolution.default
 _PIN = _aten._pin_memory.default
 _MASKED_FILL = {_aten.masked_fill_.Tensor, _aten.masked_fill.Tensor, _aten.masked_fill_.Scalar,
@@ -125,9 +131,9 @@ def refusal(func, args) -> RuntimeError | None:
     """CUDA's own error for an op of :data:`CHECKED` fed tensors of two devices, or None."""
     if func in INDEX_OPS:
         return None if on_device(args[0]) else RuntimeError(INDEX_DEVICE_ERROR.format(args[0].device))
-    if func is _EQUAL:
+    if func is _EQUAL:  # the dispatcher's device check comes before cuda_equal's own words
         return None if on_device(args[0]) == on_device(args[1]) else RuntimeError(
-            EQUAL_ERROR.format(args[0].device, args[1].device))
+            DEVICE_CHECK_ERROR.format("other", args[1].device, args[0].device, "equal"))
     if func is _PIN:
         return RuntimeError(PIN_ERROR.format(args[0].type()))
     if func in _MASKED_FILL:  # a mask of the other device, even a 0-d one (cuda/Indexing.cu, masked_fill__cuda)
@@ -136,11 +142,25 @@ def refusal(func, args) -> RuntimeError | None:
             MASK_DEVICE_ERROR.format(mask.device, self.device))
     x, weight, bias = args[0], args[1], args[2]  # convolution
     if on_device(x) != on_device(weight):
-        words = CONV_ERROR if on_device(x) else CONV_MKLDNN_ERROR
-        return RuntimeError(words.format(x.type(), weight.type()))
+        if on_device(x):
+            return RuntimeError(CONV_ERROR.format(x.type(), weight.type()))
+        slow = _SLOW_CONV.get(conv_backend(x, weight, bias, *args[3:9]))
+        if slow is not None:  # a CPU batch for a slow kernel: dispatched to CUDA's, whose device check says it
+            return RuntimeError(DEVICE_CHECK_ERROR.format("weight", weight.device, x.device, slow))
+        return RuntimeError(CONV_MKLDNN_ERROR.format(x.type(), weight.type()))
     if bias is not None and on_device(bias) != on_device(x):
         return RuntimeError(CONV_BIAS_ERROR.format(x.type(), bias.type()))
     return None
+
+
+def _answered_by_shape(a, b) -> bool:
+    """Whether ``torch.equal(a, b)`` answers without reading the device (cuda/Equal.cpp, cuda_equal): other
+    sizes (False), no elements, or the very same view of the same memory (True)."""
+    if a.shape != b.shape or a.numel() == 0:
+        return True
+    a, b = getattr(a, "_cpu", a), getattr(b, "_cpu", b)
+    return (a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() and a.dtype == b.dtype
+            and a.storage_offset() == b.storage_offset() and a.stride() == b.stride())
 
 
 def _non_blocking(args, kwargs, position) -> bool:
@@ -177,6 +197,8 @@ def sync_kind(func, args, kwargs, target):
     if func is _TO_COPY:
         if target == "cpu":
             return DEFER if kwargs.get("non_blocking") else "cpu"
+        return None
+    if func is _EQUAL and _answered_by_shape(args[0], args[1]):
         return None
     if func in _DATA_DEPENDENT:
         return _DATA_DEPENDENT[func]

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["Syncs", "count_syncs", "counted", "defer", "flush", "record"]
+__all__ = ["CUDA_SYNC_WARNING", "Syncs", "count_cuda_syncs", "count_syncs", "counted", "defer", "flush", "record"]
 
 
 @dataclass
@@ -46,6 +46,11 @@ class Syncs:
     def __repr__(self) -> str:
         return f"Syncs(total={self.total}, by_kind={dict(self.by_kind)})"
 
+
+# What torch.cuda.set_sync_debug_mode("warn") says of each sync (c10/cuda/CUDAFunctions.cpp,
+# warn_or_error_on_sync). Not every warning is one: the first "warn" of a process also says that
+# "Synchronization debug mode is a prototype feature ..." (seen on an H200, docs/gpu-report.md).
+CUDA_SYNC_WARNING = "called a synchronizing CUDA operation"
 
 _counters: list[Syncs] = []
 _quiet = 0  # > 0 while a counted Python-level call runs: its inner copies are not counted again
@@ -129,3 +134,25 @@ def count_syncs():
         yield syncs
     finally:
         _counters.remove(syncs)
+
+
+@contextlib.contextmanager
+def count_cuda_syncs():
+    """:func:`count_syncs` for real CUDA: the syncs that ``torch.cuda.set_sync_debug_mode("warn")``
+    reports in the block, each of kind ``"sync"`` at the line that asked for it (work queued before
+    the block is waited for first, so it is not counted)."""
+    import warnings
+
+    syncs = Syncs()
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            yield syncs
+        finally:
+            torch.cuda.set_sync_debug_mode("default")
+            for w in caught:
+                if CUDA_SYNC_WARNING in str(w.message):
+                    syncs.by_kind["sync"] += 1
+                    syncs.events.append(("sync", f"{w.filename}:{w.lineno}"))

@@ -106,12 +106,37 @@ def test_kata_doctor_full_writes_one_report_with_the_gpu_torch_and_python(monkey
     data = json.loads((tmp_path / report.JSON_NAME).read_text())
     assert data["full"] and set(data["conformance"]) == {"cuda", "sim"} and set(data["checks"]) == {"cuda", "sim"}
     text = (tmp_path / report.MARKDOWN_NAME).read_text()
-    assert text.startswith(f"# kata doctor: {GPU}\n\n{data['date']}, `kata doctor --full`")
+    assert text.startswith(f"# kata doctor: {GPU}\n\n*For:* ") and f"\n\n{data['date']}, `kata doctor --full`" in text
     for line in ("- Python 3.12.3 on Linux x86_64", "- torch 2.11.0+cu128 (built for CUDA 12.8)",
                  f"- CUDA: {GPU}, NVIDIA driver 580.65", "## The checks marked cuda (`pytest solutions -m cuda`)",
                  "- real CUDA: 18 passed, 0 failed, 0 skipped (20 s)", "device loop ...",
                  "| `sync-item` | 1 | 1 | yes |", "## Not run here", "- nothing"):
         assert line in text, line
+
+
+def test_a_failing_check_is_reported_with_its_message(monkeypatch, tmp_path, capsys):
+    message = "AssertionError: train_epoch must synchronise the device with the host at most once per epoch"
+    junit = ('<testsuites><testsuite><testcase classname="tests.test_sync" name="test_syncs"><failure message="'
+             f'{message}&#10;  it synchronised 7 times">the traceback</failure></testcase>'
+             '<testcase classname="tests.test_sync" name="test_other"/></testsuite></testsuites>')
+
+    def child(command, timeout):   # pytest's run, as its junit file tells it
+        path = next(a for a in command if a.startswith("--junitxml=")).split("=", 1)[1]
+        (tmp_path / path).write_text(junit)
+        return 1, "", 3.0
+
+    monkeypatch.setattr(doctor, "_child", child)
+    found = doctor.checks_on("cuda", tmp_path)
+    assert (found["passed"], found["failed"], found["failures"]) == (1, 1, ["tests.test_sync::test_syncs"])
+    monkeypatch.setattr(machine, "survey", lambda: a_machine(cuda=GPU, driver="580.65"))
+    monkeypatch.setattr(doctor, "table_on", lambda kind, folder: table({}))
+    monkeypatch.setattr(doctor, "checks_on", lambda kind, folder: found)
+    monkeypatch.setattr(doctor, "_bench", lambda folder: {"not_run": "not here", "seconds": 0.0})
+    assert commands.main(["doctor", "--full", "--out", str(tmp_path / "report")]) == 1
+    assert f"    failed: tests.test_sync::test_syncs\n      {message}\n        it synchronised 7 times" in (
+        capsys.readouterr().out)
+    text = (tmp_path / "report" / report.MARKDOWN_NAME).read_text()
+    assert f"  - failed: `tests.test_sync::test_syncs`\n    > {message}\n    >   it synchronised 7 times" in text
 
 
 def test_a_row_that_differs_on_cuda_fails_the_doctor_and_is_reported(monkeypatch, tmp_path, capsys):
