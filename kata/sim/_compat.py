@@ -22,9 +22,9 @@ Which versions (:data:`TORCH_VERSIONS`), and why those:
   #18 added ``OpOverload._schema`` (below) and these public calls:
   ``OpOverload.decompose``, a kernel for the ``AutogradPrivateUse1`` key,
   ``torch.serialization.register_package``, ``torch.utils.swap_tensors``,
-  ``torch.get_device_module``.  Each predates 2.11, but the simulator has not run on
-  2.11 or 2.12 since: ``kata doctor`` on a machine with one of them runs the table
-  and the checks there.
+  ``torch.get_device_module``.  Each predates 2.11; on 2.11 the table and the
+  cuda-marked checks ran on the simulator since, by ``kata doctor --full`` on an
+  H200 machine (docs/gpu-report.md); 2.12 has not run since.
 - Anything else is refused, with one line that says which versions run: before
   2.11 the Python-backend hooks don't exist (``torch._C._acc``), and a later
   torch is unknown.  ``KATA_SIM_UNTESTED=1`` lets the simulator try any torch
@@ -62,7 +62,8 @@ TORCH_VERSIONS: dict[str, tuple[str, str]] = {
     "2.12": ("verified", "2.12.1+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
                          "internals"),
     "2.11": ("verified", "2.11.0+cu130 (on a CPU), by hand on 2026-11-30, before #18's additions; the same "
-                         "internals"),
+                         "internals; since, the table and the cuda-marked checks on the simulator on an H200 "
+                         "machine, 2026-12-04 (docs/gpu-report.md)"),
 }
 VERIFIED = tuple(sorted((v for v, (status, _) in TORCH_VERSIONS.items() if status == "verified"),
                         key=lambda v: tuple(map(int, v.split(".")))))
