@@ -33,8 +33,11 @@ def train_epoch(model, dl, loss_fn, optimizer, device):
       (probability >= 0.5) matches the label. Both Python floats.
     - At most ONE synchronisation in the whole epoch, however many batches it
       has: a moment the host waits for the device, whether to read a value
-      on the host (a Python number, a copy on the CPU, a printout) or because
-      a copy TO the device blocks until it is done.
+      on the host (a Python number, a copy on the CPU, a printout), because
+      a copy TO the device blocks until it is done, or because the code asks
+      for it (`torch.cuda.synchronize()`). Several numbers brought to the
+      host in one copy are one synchronisation; each number read on its own
+      is one more.
     - Nothing of a batch's autograd graph outlives its batch: what the running
       sums keep is numbers, not graphs.
 

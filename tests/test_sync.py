@@ -29,9 +29,10 @@ from kata.records.doubles import N_TRAIN, HostBatch, Log, tiny_data, tiny_setup
 
 SYNC_LESSON = N_(
     "each .item(), .cpu(), .tolist(), float(t) or print of a device tensor makes the host wait until the GPU has "
-    "finished all the work queued so far, so the GPU sits idle while Python prepares the next batch; so does a "
+    "finished all the work queued so far, so the GPU sits idle while Python prepares the next batch; so do a "
     "copy to the device that blocks (x.to(device) without non_blocking=True: move batches with "
-    "x.to(device, non_blocking=True)). Keep the running sums as tensors on the device (loss_sum += "
+    "x.to(device, non_blocking=True)) and an explicit torch.cuda.synchronize() (which only timing needs). Keep "
+    "the running sums as tensors on the device (loss_sum += "
     "loss.detach() * n) and turn them into Python numbers once, after the last batch")
 
 

@@ -204,7 +204,7 @@ def _namespace(dev, tmp: Path, elsewhere: _Elsewhere) -> dict:
     module = torch.get_device_module(dev)
     return {"torch": torch, "nn": nn, "F": F, "np": np, "io": io, "copy": copy, "Figure": Figure,
             "DataLoader": DataLoader, "TensorDataset": TensorDataset, "dev": dev, "tmp": tmp,
-            "sync": module.synchronize, "load_elsewhere": elsewhere}
+            "sync": lambda: module.synchronize(), "load_elsewhere": elsewhere}   # looked up as a learner's call is
 
 
 def _plain(value):

@@ -84,7 +84,11 @@ attempt, failing or not: ``t.numpy()``, ``np.asarray(t)``), ``"repr"``
 (``repr``/``str``/``print``/``format`` of a device tensor), and ops whose result
 size or value the host must read: ``"equal"`` (``torch.equal``), ``"nonzero"``,
 ``"masked_select"``, ``"unique"``, ``"repeat_interleave"``, ``"index"`` (indexing
-with a boolean mask on the device; a CPU mask, and ``t[mask] = 1.0``, are none).
+with a boolean mask on the device; a CPU mask, and ``t[mask] = 1.0``, are none;
+``torch.equal`` of two sizes, or of a view with itself, is none), and
+``"synchronize"`` (``torch.simgpu.synchronize()``, ``torch.get_device_module(dev)
+.synchronize()``: CUDA's debug mode never reports ``torch.cuda.synchronize()``, so
+:func:`count_cuda_syncs` counts that call itself).
 One Python-level call counts once (CUDA may count a ``print`` several times).
 Copies with ``non_blocking=True`` are not syncs, either way; one to the host
 arrives at the next sync (until then its destination reads NaN, or 0), as a CUDA
@@ -142,7 +146,7 @@ Differences from a real GPU (CUDA):
 - It computes synchronously on the CPU with the CPU's kernels and the CPU's random
   generator (``torch.manual_seed`` and ``torch.simgpu.manual_seed`` seed it; the same
   seed gives the same numbers on simgpu as on the CPU), in the CPU's precision; there
-  are no streams or events (``torch.simgpu.synchronize()`` lands the copies in flight;
+  are no streams or events (``torch.simgpu.synchronize()`` lands the copies in flight, a sync;
   ``torch.accelerator.synchronize()`` refuses), and only one device, ``simgpu:0``.  The
   destination of a ``non_blocking`` copy to the host is not pinned memory.
   ``t.untyped_storage()`` of a device tensor has no data pointer.

@@ -15,7 +15,7 @@ import types
 import torch
 
 from ._compat import backend_name, setup_python_backend, version_support
-from ._syncs import flush
+from ._syncs import record
 
 __all__ = ["DEVICE", "NAME", "DeviceModule", "available", "check_device", "is_sim", "reported_available", "set_up",
            "support"]
@@ -63,7 +63,7 @@ class DeviceModule(types.ModuleType):
             raise ValueError(f"not a {NAME} device: {device!r}")
 
     def synchronize(self, device=None) -> None:
-        flush()  # everything already ran on the CPU; the copies to the host in flight land
+        record("synchronize")  # the host waits for the device: the copies to the host in flight land
 
     def _is_in_bad_fork(self) -> bool:  # (the name PyTorch asks a backend module for)
         return False

@@ -139,18 +139,36 @@ def count_syncs():
 @contextlib.contextmanager
 def count_cuda_syncs():
     """:func:`count_syncs` for real CUDA: the syncs that ``torch.cuda.set_sync_debug_mode("warn")``
-    reports in the block, each of kind ``"sync"`` at the line that asked for it (work queued before
-    the block is waited for first, so it is not counted)."""
+    reports in the block, each of kind ``"sync"`` at the line that asked for it, and the explicit
+    ``torch.cuda.synchronize()`` and ``torch.accelerator.synchronize()`` calls, which the debug mode
+    does not report (c10/cuda/CUDAFunctions.cpp: device_synchronize), of kind ``"synchronize"``, as
+    the simulator counts them.  Work queued before the block is waited for first, so it is not counted."""
     import warnings
 
     syncs = Syncs()
     torch.cuda.synchronize()
+    modules = [m for m in (torch.cuda, getattr(torch, "accelerator", None)) if hasattr(m, "synchronize")]
+    originals = [m.synchronize for m in modules]
+
+    def explicit(original):
+        def synchronize(*args, **kwargs):
+            where = _caller()
+            result = original(*args, **kwargs)
+            syncs.by_kind["synchronize"] += 1
+            syncs.events.append(("synchronize", where))
+            return result
+        return synchronize
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         torch.cuda.set_sync_debug_mode("warn")
+        for m, original in zip(modules, originals, strict=True):
+            m.synchronize = explicit(original)
         try:
             yield syncs
         finally:
+            for m, original in zip(modules, originals, strict=True):
+                m.synchronize = original
             torch.cuda.set_sync_debug_mode("default")
             for w in caught:
                 if CUDA_SYNC_WARNING in str(w.message):
