@@ -12,9 +12,12 @@ model (a learner's mistake) reports to the same log.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import math
 import sys
+import types
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -287,12 +290,25 @@ def locals_at_return(folder):
         sys.setprofile(previous)
 
 
-def _graphs(value, seen: set[int]) -> int:
-    """How many batches' losses (nn.BCELoss nodes) the autograd graph of ``value`` reaches: a tensor,
-    or a list or tuple of them."""
-    if isinstance(value, (list, tuple)):
-        return sum(_graphs(v, seen) for v in value)
-    if not isinstance(value, torch.Tensor) or value.grad_fn is None:
+def _graphs(value, seen: set[int], depth: int = 0) -> int:
+    """How many batches' losses (nn.BCELoss nodes) the autograd graph of ``value`` reaches: a tensor, or
+    any container of them a learner may keep running sums in (a list, tuple, set, dict, deque, or an object's
+    attributes: a dataclass, a SimpleNamespace, a class of their own), a few levels deep."""
+    if not isinstance(value, torch.Tensor):
+        if depth > 4 or id(value) in seen or isinstance(value, (str, bytes, int, float, bool, type(None))):
+            return 0
+        seen.add(id(value))
+        if isinstance(value, Mapping):
+            items = [*value.keys(), *value.values()]
+        elif isinstance(value, (list, tuple, set, frozenset, collections.deque)):
+            items = list(value)
+        elif isinstance(getattr(value, "__dict__", None), dict) and not isinstance(
+                value, (types.ModuleType, types.FunctionType, types.MethodType, type, nn.Module)):
+            items = list(vars(value).values())
+        else:
+            return 0
+        return sum(_graphs(v, seen, depth + 1) for v in items)
+    if value.grad_fn is None:
         return 0
     found, todo = 0, [value.grad_fn]
     while todo and len(seen) < 100_000:
