@@ -60,8 +60,13 @@ def unreadable_problem(kind: str, message: str, path) -> str | None:
     """The lesson for a checkpoint weights_only=True refuses (by what it holds), or None for another error."""
     name = refused_global(kind, message)
     if name is None:
-        return None
-    if name.startswith("torch.nn.modules") or name.startswith("torch.nn.parameter.Parameter"):
+        operand = re.search(r"Unsupported operand (\d+)", message) if kind == "UnpicklingError" else None
+        return say(lessons.CKPT_PROTOCOL, operand=operand.group(1)) if operand else None
+    if name in ("getattr", "builtins.getattr"):   # how pickle writes a bound method: model.state_dict, uncalled
+        kind = "method"
+    elif name.startswith("torch.torch_version"):
+        kind = "version"
+    elif name.startswith("torch.nn.modules") or name.startswith("torch.nn.parameter.Parameter"):
         kind = "model"
     elif name.startswith("torch.optim"):
         kind = "optimizer"
@@ -120,6 +125,7 @@ class Contents:
     optimizer: Mapping | None = None
     epochs: list = field(default_factory=list)
     histories: list = field(default_factory=lambda: [None] * 4)
+    named_epochs: list = field(default_factory=list)   # (key, value): a number under a key naming an epoch
 
 
 def contents(obj, model_keys, epoch, history) -> Contents:
@@ -138,7 +144,9 @@ def contents(obj, model_keys, epoch, history) -> Contents:
             if found.optimizer is None and {"state", "param_groups"} <= keys:
                 found.optimizer = node
                 return
-            for value in node.values():
+            for key, value in node.items():
+                if "epoch" in str(key).lower() and number(value) is not None:
+                    found.named_epochs.append((key, value))
                 visit(value, depth + 1)
             return
         if isinstance(node, torch.Tensor) and node.dim() in (1, 2):
@@ -278,6 +286,9 @@ def epoch_problem(found: Contents, obj, epoch) -> str | None:
         return None
     if found.epochs:
         return say(lessons.CKPT_EPOCH_NOT_AN_INT, kind=describe(found.epochs[0]))
+    if found.named_epochs:   # an epoch there, but another number: say that, not that there is none
+        key, value = found.named_epochs[0]
+        return say(lessons.CKPT_OTHER_EPOCH, key=repr(key), value=describe(value), epoch=epoch)
     return say(lessons.CKPT_NO_EPOCH, epoch=epoch, found=describe_file(obj))
 
 

@@ -21,9 +21,9 @@ __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACC
            "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT",
            "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES", "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING",
            "CKPT_NO_EPOCH", "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE", "CKPT_NO_OPTIMIZER_STATE",
-           "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_REFUSED_AS", "CKPT_UNREADABLE", "ELSEWHERE_FAILED",
-           "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN", "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD",
-           "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR",
+           "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL", "CKPT_REFUSED_AS", "CKPT_UNREADABLE",
+           "ELSEWHERE_FAILED", "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN", "ENTRY_AT", "ENTRY_AT_ALSO",
+           "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR",
            "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE", "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL",
            "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH", "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES",
            "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
@@ -276,11 +276,23 @@ CKPT_UNREADABLE = {
         "the checkpoint holds NumPy values (a history entry or the epoch as np.float64, say), and torch.load with "
         "weights_only=True refuses them: only tensors, numbers, strings, lists, tuples and dicts load safely. "
         "Turn each into a Python number, float(v) or int(v), before saving"),
+    "method": N_(
+        "the checkpoint holds a method where its result belongs (model.state_dict without the call, say: pickle "
+        "writes a method as getattr(model, 'state_dict')), and torch.load with weights_only=True refuses it; even "
+        "loaded, it would hold no tensors. Call it: model.state_dict(), optimizer.state_dict()"),
+    "version": N_(
+        "the checkpoint holds torch.__version__ as it is, an object of torch's TorchVersion class, and torch.load "
+        "with weights_only=True refuses it: only tensors, numbers, strings, lists, tuples and dicts load safely. "
+        "Save str(torch.__version__), or leave it out"),
     "class": N_(
         "the checkpoint holds an object of a class of its own ({name}: a named tuple, a dataclass, ...), and "
         "torch.load with weights_only=True refuses it: only tensors, numbers, strings, lists, tuples and dicts "
         "load safely. Save plain containers (the history's four lists as a list of lists, say)"),
 }
+CKPT_PROTOCOL = N_(
+    "the checkpoint was written with a pickle protocol that torch.load with weights_only=True can't read "
+    "(pickle_protocol=4 or 5, pickle.HIGHEST_PROTOCOL: its framing is the operand {operand} it refused): leave "
+    "pickle_protocol out, and torch.save writes the protocol it reads")
 # Under each: what torch.load said.
 CKPT_REFUSED_AS = N_("  torch.load({path}, weights_only=True) refuses it: {gist}")
 CKPT_NO_FILE = N_("save_checkpoint(path, ...) writes the checkpoint at path, one file (torch.save)\n"
@@ -301,6 +313,10 @@ CKPT_OPTIMIZER_STATE_DIFFERS = N_(
 CKPT_EPOCH_NOT_AN_INT = N_(
     "the checkpoint holds the epoch as {kind}, not a Python int: an epoch is a count, and a tensor there comes "
     "back a tensor (on the device it was saved from). Save int(epoch)")
+CKPT_OTHER_EPOCH = N_(
+    "the checkpoint's epoch is not the one save_checkpoint was given: save the epoch as it was given, and let "
+    "the caller decide what comes next (kata train gives the number of epochs done; load_checkpoint hands it "
+    "back as it is)\n  {key} in the file is {value}; save_checkpoint was given {epoch}")
 CKPT_NO_EPOCH = N_("the checkpoint holds no epoch: save the epoch it was given, {epoch}, as a Python int\n"
                     "  the file holds {found}")
 CKPT_HISTORY_NOT_FLOATS = N_(
