@@ -97,6 +97,10 @@ def test_parameter_count_is_the_books_388673(model):
         "channel counts (3->32->64->128->256), kernel_size=3, and Linear(256, 1)", n=n, book=BOOK_PARAMETERS)
 
 
+PROBABILITIES = N_("the model's outputs must be probabilities in (0, 1): the last layer is nn.Sigmoid(), so that "
+                   "BCELoss gets probabilities\n  outputs: {outputs}")
+
+
 def test_output_is_one_probability_per_image(model):
     for case in model.cases("output"):
         (batch, _seed), y = case.args, out(case.answer)
@@ -108,9 +112,7 @@ def test_output_is_one_probability_per_image(model):
             "the output has shape {shape}", batch=batch, shape=tuple(y.shape))
         assert y.dtype == torch.float32, say("the model's output must be float32\n  its dtype is {dtype}",
                                              dtype=y.dtype)
-        assert bool(((y > 0) & (y < 1)).all()), say(
-            "the model's outputs must be probabilities in (0, 1): the last layer is nn.Sigmoid(), so that BCELoss "
-            "gets probabilities\n  outputs: {outputs}", outputs=y.flatten().tolist())
+        assert bool(((y > 0) & (y < 1)).all()), say(PROBABILITIES, outputs=y.flatten().tolist())
 
 
 INITIAL = N_("build the layers in the book's order with PyTorch's default initialisation, and draw no random numbers "
@@ -167,6 +169,12 @@ def test_each_call_builds_a_new_model(model):
 
 def test_dropout_is_active_in_train_mode_only(model):
     found = model.cases("dropout")[0].answer
+    first = out(found["train"][0]).flatten()   # the premises: probabilities, and not one value for every image
+    assert bool(((first > 0) & (first < 1)).all()), say(PROBABILITIES, outputs=first.tolist())
+    assert first.numel() < 2 or not bool((first == first[0]).all()), say(
+        "the model gives {value} for every image of the batch, whatever the image, so no layer before the last can "
+        "show in its output (a Dropout neither)\n  outputs in train() mode: {outputs}", value=first[0].item(),
+        outputs=first.tolist())
     assert not torch.equal(*map(out, found["train"])), _(
         "in train() mode two forward passes gave the same output: the model has no active Dropout(0.5) "
         "after the first two blocks")
