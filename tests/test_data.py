@@ -251,6 +251,14 @@ REFUSE_FEWER = N_("load_splits raised ValueError for images a split has: it refu
                   "  {call} on splits of {sizes} images raised ValueError({error!r})")
 
 
+def unknown_split(error: str) -> str | None:
+    """CelebA's refusal of a split name (torchvision's verify_str_arg), which is no refusal of a size: its lesson."""
+    if "for argument split" not in error:
+        return None
+    return say("load_splits asked CelebA for a split it does not have: CelebA's splits are 'train', 'valid', 'test' "
+               "and 'all' (the book's validation split is 'valid')\n  CelebA raised ValueError({error!r})", error=error)
+
+
 def load(case, sizes=SIZES):
     """The answer of a case whose record called load_splits(root, n_train, n_valid) (its first inputs; other
     ``sizes``: load_splits(root)), with torchvision's checksum refusal and a refusal the split can meet explained."""
@@ -262,6 +270,7 @@ def load(case, sizes=SIZES):
                         "real CelebA loads exactly as in torchvision).\n  ({error})", error=str(err)),
                     pytrace=False)
     if isinstance(err, ValueError):
+        fail_if(unknown_split(str(err)))
         kwargs = dict(zip(("n_train", "n_valid"), case.args[:2])) if sizes is SIZES else {}
         asked = {"train": kwargs.get("n_train", 16000), "valid": kwargs.get("n_valid", 1000)}
         if all(asked[s] <= sizes[s] for s in sizes):
@@ -396,6 +405,7 @@ def test_load_splits_refuses_more_images_than_a_split_has(data):
                                        asked="load_splits(root, n_train={}, n_valid={})".format(*case.args))
         if err is None:
             fail_if(say("{refuse}\n  {asked} on a {split} split of {n} images returned without an error", **where))
+        fail_if(unknown_split(err["text"]) if err["kind"] == "ValueError" else None)
         if err["kind"] != "ValueError":
             fail_if(say("{refuse}\n  {asked} on a {split} split of {n} images raised {kind}: {error}",
                         kind=err["kind"], error=err["text"], **where))
