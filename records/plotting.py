@@ -65,8 +65,9 @@ def guarded(obj, found):
 
     def refuse(name):
         def blocked(*args, **kwargs):
-            found["calls"].append(name)
-            raise Refused(name)
+            called = f"{name}(block=False)" if name == "plt.show" and kwargs.get("block") is False else f"{name}()"
+            found["calls"].append(called)   # plt.show(block=False) opens a window without waiting
+            raise Refused(called)
         return blocked
 
     def attempt(call, *args, into="failed", **kwargs):

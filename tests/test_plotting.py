@@ -97,9 +97,15 @@ def crashed(found, who, history, sandbox="plot_history(history)"):
     if failed is not None:
         at = failed["where"]   # [file, line, function, source]: the last frame in the learner's folder
         line = say(AT, where=Place(Path(at[0]), *at[1:]).where, source=at[3]) if at else ""
+        if failed["blocked"] == "plt.show(block=False)":   # no wait, but a window of its own
+            raise AssertionError(say(
+                "{who} called plt.show(block=False): it does not wait, but it opens a window of its own (a new one "
+                "at every epoch of a training run, where there is a display), and the plot must open none. Draw on "
+                "the Figure and hand it back (or save it with fig.savefig)", who=sandbox) + (f"\n  {line}" if line
+                                                                                         else ""))
         if failed["blocked"]:  # the refusal's message, and the line that called it
             raise AssertionError(say(
-                "{who} called {name}(): that opens a window and waits (plt.pause for its interval, plt.show until the "
+                "{who} called {name}: that opens a window and waits (plt.pause for its interval, plt.show until the "
                 "window is closed), so a training run would stall at every epoch and a test would hang. Draw on the "
                 "Figure and hand it back (or save it with fig.savefig); never call plt.show() or plt.pause() in code "
                 "that must not block", who=sandbox, name=failed["blocked"]) + (f"\n  {line}" if line else ""))
@@ -116,7 +122,7 @@ def crashed(found, who, history, sandbox="plot_history(history)"):
                     error=failed["kind"] + ": " + str(exc), epochs=epochs(len(history[0])), kind=type(history).__name__,
                     holds=kinds_in(history).replace("\n  ", "\n    ")))
     assert not found["calls"], say(
-        "{who} called {names}() (and carried on when it was refused): these calls open a window and wait; "
+        "{who} called {names} (and carried on when it was refused): these calls open a window and wait; "
         "never call plt.show() or plt.pause() in code that must not block", who=sandbox,
         names=", ".join(sorted(set(found["calls"]))))
 
