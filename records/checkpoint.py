@@ -63,11 +63,13 @@ def tags(source) -> int:
 
 
 def tagged(path, model, optimizer) -> dict:
-    """The file read, the device tags of its tensors, and of the two state_dicts torch.save'd as they are."""
+    """The file read, the device tags of its tensors, and of the two state_dicts torch.save'd as they are; where the
+    model's parameters are after the save."""
     buffer, read = io.BytesIO(), held(path)
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
     buffer.seek(0)
-    return {"read": read, "tags": tags(path) if "file" in read else 0, "want": tags(buffer)}
+    return {"read": read, "tags": tags(path) if "file" in read else 0, "want": tags(buffer),
+            "devices": sorted({str(p.device) for p in model.parameters()})}
 
 
 def cpu(x):

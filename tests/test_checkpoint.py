@@ -258,7 +258,7 @@ def test_any_epoch_and_history_come_back_as_they_were_saved(checkpoint):
 @pytest.mark.cuda
 def test_saved_on_the_accelerator_the_checkpoint_keeps_each_tensor_where_it_lived(checkpoint, accelerator):
     _args, found = written(checkpoint, "on_accelerator")
-    fail_if(moved_problem(found["tags"], found["want"], accelerator))
+    fail_if(moved_problem(found["tags"], found["want"], accelerator, found["devices"]))
 
 
 @pytest.mark.cuda

@@ -304,9 +304,11 @@ def file_problem(obj, at_save: dict, optimizer_at_save: dict, epoch, history, pa
     return next((p for p in (checks[part]() for part in parts) if p is not None), None)
 
 
-def moved_problem(got: int, want: int, device) -> str | None:
-    """Saved from ``device``: as many of the file's tensors tagged for a device (``got``) as the state_dicts hold
-    there (``want``)."""
+def moved_problem(got: int, want: int, device, after=None) -> str | None:
+    """Saved from ``device``: the model still there (its parameters' devices ``after`` the save), and as many of the
+    file's tensors tagged for a device (``got``) as the state_dicts hold there (``want``)."""
+    if after is not None and any(torch.device(d).type != torch.device(device).type for d in after):
+        return say(lessons.CKPT_MOVED_THE_MODEL, device=device, after=", ".join(after))
     if got >= want:
         return None
     return say(lessons.CKPT_MOVED_BEFORE_SAVING, device=device, device_tensors=got, want=want)
