@@ -1,12 +1,10 @@
 """What a hand-in leaves in its sandbox: ended, removed, then checked, before the next hand-in comes.
 
-A server (kata/grading/server.py) notes what its sandbox holds at its start. After each child, every other
-process of the sandbox is ended before anything is read; then the rights on every folder are given back
-top-down (a read-only folder can't survive), what is new and the System V objects are removed, and what is
-still not as it was is said: the grader replaces that server. The sandbox, by kind (kata/grading/sandbox.py):
-``bubblewrap``: its PID and IPC namespaces, its tmpfs (the job's folder, /tmp, /dev/shm); ``user`` (a uid
-per server): the job's folder, and that uid's files in /tmp, /var/tmp, /dev/shm, System V objects and
-processes; ``none`` (--no-sandbox): the job's folder and the child's process group, nothing more checked.
+After each child, every other process of the sandbox is ended before anything is read; then the rights on every
+folder are given back top-down, what is new and the System V objects are removed, and what is still not as it was
+at the server's start is said: the grader replaces that server. What is checked, by the sandbox's kind:
+``bubblewrap``, the job's folder, /tmp and /dev/shm (its tmpfs) and its namespaces; ``user``, the job's folder and
+that uid's files, System V objects and processes; ``none``, the job's folder and the child's process group.
 """
 
 from __future__ import annotations

@@ -114,17 +114,6 @@ def class_table(scores: list[Score], scheme: Scheme) -> str:
     return "\n".join(rows)
 
 
-def _grades_csv(scores: list[Score], scheme: Scheme) -> str:
-    names = curriculum.names()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", *names, "total", "max", "percent", "status"])
-    for s in scores:
-        writer.writerow([s.name, *(f"{s.exercises[n]:.2f}" for n in names), f"{s.total:.2f}", f"{scheme.total:g}",
-                         f"{percent(s.total, scheme.total):.1f}", s.status])
-    return buffer.getvalue()
-
-
 def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: Scheme, limits,
                   protections: list[str], extra: dict) -> None:
     """Write DIR's files: results/, feedback/ and logs/ are built aside and put in place whole; the files
@@ -157,14 +146,17 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "max": {n: scheme.max[n] for n in names}, "total": scheme.total,
         "submissions": {s.name: {"exercises": {n: round(s.exercises[n] + 0.0, 2) for n in names},
                                  "total": round(s.total + 0.0, 2), "percent": percent(s.total, scheme.total),
-                                 "status": s.status,
-                                 "review": g.notes, "path": str(g.path)}
+                                 "status": s.status, "review": g.notes, "path": str(g.path)}
                         for g, s in zip(graded, scores)},
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,
         "resting_on_the_process": {c: {"points": round(w, 4), "what": scheme.on_the_process(c)}
                                    for c, w in scheme.weight.items() if w > 0 and scheme.on_the_process(c)},
-        "no_points": scheme.unweighted,
-        **extra,
+        "no_points": scheme.unweighted, **extra,
     }
     write_json(out / "summary.json", summary)
-    atomic_write(out / "grades.csv", _grades_csv(scores, scheme))
+    grades = io.StringIO()
+    writer = csv.writer(grades, lineterminator="\n")
+    writer.writerow(["submission", *names, "total", "max", "percent", "status"])
+    writer.writerows([s.name, *(f"{s.exercises[n]:.2f}" for n in names), f"{s.total:.2f}", f"{scheme.total:g}",
+                      f"{percent(s.total, scheme.total):.1f}", s.status] for s in scores)
+    atomic_write(out / "grades.csv", grades.getvalue())

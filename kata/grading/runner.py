@@ -1,13 +1,10 @@
-"""Grading one submission: its records in its sandbox, then the checks on their answers, in the grader's process.
+"""Grading one submission: its records asked in its sandbox, then the checks on their answers in the grader's own
+process.
 
-The records come first, from the ``records`` server: a sandbox without the checks or their helpers, where
-each exercise's records (records/NAME.py, kata/records) are asked of the hand-in, on inputs drawn from its own
-seed; a record that needs no running code (what the source declares) is read here. Then the checks run in the
-``verdicts`` server, the grader's own process, which never holds any of the hand-in's code, under pytest
-reading those answers (``--records-from``) and writing each outcome to its report log (pytest-reportlog): its
-lies can't reach the verdict. When the records' child dies or hangs (``os._exit``, a crash, the memory
-ceiling, an endless record), what was being asked fails with the reason and a fresh child asks the rest; an
-exercise that ends its child twice has the rest of its records failed without asking them. Nothing here
+The ``records`` server asks the hand-in each exercise's records on inputs drawn from its own seed (those of the
+source are read here); the ``verdicts`` server, which never holds any of the hand-in's code, runs the checks on
+those answers (``--records-from``) and writes each outcome to its report log. A records' child that dies or hangs
+fails what it was asking and a fresh one asks the rest (docs/teaching.md, "The trust model", 1). Nothing here
 decides points (kata/grading/scoring.py).
 """
 

@@ -1,23 +1,14 @@
 """A job's server: the heavy libraries imported once, one forked child per request.
 
-Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE``, after taking the
-grader's ``KATA_*`` variables out of its environment. Two roles: ``records``, in the hand-in's sandbox
-(kata/grading/sandbox.py), asks a hand-in's modules the exercises' records (records/NAME.py, kata/records) and
-never imports pytest or the checks; ``verdicts``, the grader's own process, never sandboxed and never given a
-hand-in's code, runs the checks (pytest, the kata's plugin, the checks, collected once) on the answers the
-records gave (``--records-from``). For each request (one JSON line on stdin: ``{"id", "files", "wall", "quiet",
-...}``) it forks a child that reads the request, writes the files into a folder of its own (never reused, its
-name unguessable; the only modules it loads) or the answers to check (``records.json``), with ``HOME`` and
-``TMPDIR`` in it, and runs them. It waits for the child (its end seen within 20 ms; ended after ``wall`` seconds, or
-``quiet`` seconds without a new report line; meanwhile it tells the grader each second what the sandbox holds
-outside the processes' memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is
-read; and forks a process that reads the report and output as hostile input (kata/grading/hostile.py), brings
-the sandbox back to its start and checks it (kata/grading/leftovers.py), and answers with one JSON line on
-stdout: ``{"id", "end": "exit" | "wall" | "quiet", "status", "report", "output" (head and tail), "output_bytes",
-"disk_full", "seconds", "why" (the report not read), "left" (what is not back: the grader replaces the
-server)}``. So the server never holds a submission's files or report, for a later child to find in the memory
-it inherits. It is not dumpable (a child can neither trace it nor read its memory), and a child holds none of
-its pipes once the request is read. A server that dies or stops answering is replaced by the grader.
+Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE``; it takes the grader's
+``KATA_*`` variables out of its environment first. ``records``, in the hand-in's sandbox (kata/grading/sandbox.py),
+asks a hand-in's modules the exercises' records and never imports pytest or the checks; ``verdicts``, the grader's
+own process, is never given a hand-in's code and runs the checks (collected once) on the records' answers. A
+request is one JSON line on stdin; a child forked for it reads it, works in a folder of its own (never reused, its
+name unguessable) and is ended past ``wall`` seconds or ``quiet`` ones without a report line. Then every other
+process of the sandbox is ended, and a process forked for it reads the report as hostile input, brings the sandbox
+back (kata/grading/leftovers.py) and answers one JSON line on stdout (the fields of slots.Answer): the server never
+holds a hand-in's files or report for a later child to inherit. Why: docs/teaching.md, "The trust model", 5.
 """
 
 from __future__ import annotations
@@ -61,10 +52,8 @@ PRELOAD = {"verdicts": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.p
 
 def _preload(role: str, collect: list[str]) -> None:
     for name in PRELOAD[role]:
-        try:
+        with contextlib.suppress(Exception):   # the child imports (and reports) what is missing itself
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the child imports (and reports) what is missing itself
-            pass
     with contextlib.suppress(Exception):
         forked.warm_torch()
     if role == "records":

@@ -1,9 +1,7 @@
 """Notes for the teacher's review: what in a submission's source reaches past what the exercises need.
 
-Points never rest on this (the checks of the records' answers decide them): a note only
-says where a teacher may want to look (``review:`` in the status, points
-kept). What ordinary code uses is never noted: ``os``, ``pathlib``, ``sys``,
-``logging``, ``argparse``, type hints, dataclasses, prints, helper modules.
+Points never rest on this: a note only says where a teacher may want to look (``review:`` in the status). What
+ordinary code uses is never noted (``os``, ``pathlib``, ``sys``, type hints, prints, helper modules).
 """
 
 from __future__ import annotations
