@@ -54,8 +54,8 @@ def name_submissions(paths: list[str | Path]) -> list[Submission]:
         if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
             raise GradeError(say("{path}: a submission is a folder or a .zip file", path=p))
         base = path.name[:-4] if path.suffix.lower() == ".zip" and path.is_file() else path.name
-        name = unique = re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"
-        n = 1
+        name = re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"
+        unique, n = name, 1
         while unique in {s.name for s in subs}:
             n += 1
             unique = f"{name}-{n}"
@@ -118,11 +118,9 @@ def _from_folder(top: Path, trusted: bool = False) -> Taken:
             continue
         try:
             with open(path, "rb") as f:
-                data = f.read(MODULE_LIMIT + 1)
+                _keep(taken, name, f.read(MODULE_LIMIT + 1), str(shown))
         except OSError as err:
             taken.problems.append(say("{shown} could not be read ({why})", shown=shown, why=err.strerror))
-            continue
-        _keep(taken, name, data, str(shown))
     return taken
 
 

@@ -95,8 +95,7 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
 def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
     head = [f"submission: {graded.name} ({graded.path})", f"modules taken: {', '.join(graded.found) or 'none'}",
             f"status: {s.status}", f"limits: {limits.describe()}", *[f"protection: {p}" for p in protections],
-            *[f"review: {n}" for n in graded.notes],
-            f"seconds: {graded.seconds:.1f}", ""]
+            *[f"review: {n}" for n in graded.notes], f"seconds: {graded.seconds:.1f}", ""]
     return "\n".join(head + graded.log) + "\n"
 
 

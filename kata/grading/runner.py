@@ -79,7 +79,7 @@ def outcomes(text: str) -> dict[str, dict]:
     """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
     outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done). A check reported
     twice for one phase is failed: neither report is taken."""
-    reports, phases = [], Counter()
+    reports, phases, read = [], Counter(), {}
     for line in text.splitlines():
         with contextlib.suppress(hostile.Unreadable):
             report = hostile.decode(line)
@@ -87,14 +87,11 @@ def outcomes(text: str) -> dict[str, dict]:
                     and isinstance(report.get("nodeid"), str):
                 reports.append(report)
                 phases[report["nodeid"], str(report.get("when"))] += 1
+                for pair in report.get("user_properties") or []:
+                    match pair:   # the records a check read, and what each rests on
+                        case ["kata_record", [str(name), list(rests)]]:
+                            read.setdefault(report["nodeid"], {})[name] = [str(v) for v in rests]
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
-    read = {}
-    for r in reports:
-        pairs = [p for p in r.get("user_properties") or [] if isinstance(p, list) and len(p) == 2]
-        for key, value in pairs:   # the records a check read: ["exercise.record", [rests]]
-            if key == "kata_record" and isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
-                    and isinstance(value[1], list):
-                read.setdefault(r["nodeid"], {})[value[0]] = [str(v) for v in value[1]]
     try:
         found = outcomes_model.records(reports)
     except Exception:  # noqa: BLE001 - a log the submission wrote itself: read no further
@@ -151,14 +148,12 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
                                   "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
         _log(graded, "the records", answer)
         for line in answer.report.splitlines():
-            try:
-                exercise, name, result = hostile.decode(line)
-            except (hostile.Unreadable, ValueError, TypeError):
-                continue
-            if isinstance(exercise, str) and isinstance(name, str) and isinstance(result, dict):
-                if name in graded.records.setdefault(exercise, {}):   # void, not replaced: which would be the code's?
-                    result = {"error": say("the record was written twice; the grader takes neither")}
-                graded.records[exercise][name] = result
+            with contextlib.suppress(hostile.Unreadable):
+                match hostile.decode(line):
+                    case [str(exercise), str(name), dict(result)]:
+                        if name in graded.records.setdefault(exercise, {}):   # void, not replaced: whose is it?
+                            result = {"error": say("the record was written twice; the grader takes neither")}
+                        graded.records[exercise][name] = result
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return

@@ -119,10 +119,8 @@ def _user() -> str:
 
 
 def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
-    """bubblewrap's options for one server: no network, its own PID, IPC and UTS namespaces (a host name as random
-    as a container's), the system, Python and the kata read-only, and a fresh size-capped job folder, ``/tmp`` and
-    ``/dev/shm``; not the reference solutions, the grader's files, homes, other submissions, nor the checks and
-    their helpers (``kata/checks``)."""
+    """bubblewrap's options for one server: what texts.SANDBOX["bubblewrap"] says, and a host name as random as a
+    container's."""
     import kata
 
     size = str(limits.disk_mb << 20)

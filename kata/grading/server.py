@@ -1,14 +1,11 @@
-"""A job's server: the heavy libraries imported once, one forked child per request.
+"""A job's server, ``python -m kata.grading.server ROLE``: the heavy libraries imported once, a child per request.
 
-Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE``; it takes the grader's
-``KATA_*`` variables out of its environment first. ``records``, in the hand-in's sandbox (kata/grading/sandbox.py),
-asks a hand-in's modules the exercises' records and never imports pytest or the checks; ``verdicts``, the grader's
-own process, is never given a hand-in's code and runs the checks (collected once) on the records' answers. A
-request is one JSON line on stdin; a child forked for it reads it, works in a folder of its own (never reused, its
-name unguessable) and is ended past ``wall`` seconds or ``quiet`` ones without a report line. Then every other
-process of the sandbox is ended, and a process forked for it reads the report as hostile input, brings the sandbox
-back (kata/grading/leftovers.py) and answers one JSON line on stdout (the fields of slots.Answer): the server never
-holds a hand-in's files or report for a later child to inherit. Why: docs/teaching.md, "The trust model", 5.
+``records``, in the hand-in's sandbox, asks a hand-in's modules the records (never importing pytest or the
+checks); ``verdicts``, the grader's own process, never given a hand-in's code, runs the checks on their answers.
+A request is one JSON line on stdin. Its child works in a folder of its own with an unguessable name; once it ends,
+every other process of the sandbox is ended, and a process forked for it reads the report as hostile input, brings
+the sandbox back (kata/grading/leftovers.py) and answers one JSON line on stdout (slots.Answer), so the server never
+holds a hand-in's files for a later child to inherit. Why: docs/teaching.md, "The trust model", 5.
 """
 
 from __future__ import annotations

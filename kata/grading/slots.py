@@ -88,7 +88,6 @@ class Slot:
     process: subprocess.Popen | None = None
     server: int | None = None      # the server's pid, as this machine sees it
     cgroup: list[Path] = field(default_factory=list)
-    log: object = None
     requests: int = 0
 
     def start(self, wait: bool = True) -> None:
@@ -102,10 +101,10 @@ class Slot:
             os.chown(folder, UID_BASE + self.index, UID_BASE + self.index)
         argv = self.plan.command(self.role, self.roots, self.limits, self.index, folder, self.threads) + self.collect
         self.cgroup = self._make_cgroup()
-        self.log = open(self.work / f"{self.role}-{self.index}.log", "ab")
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        cwd=folder, start_new_session=True,
-                                        preexec_fn=self._join_cgroup if self.cgroup else None)
+        with open(self.work / f"{self.role}-{self.index}.log", "ab") as log:   # the server's stderr
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                            cwd=folder, start_new_session=True,
+                                            preexec_fn=self._join_cgroup if self.cgroup else None)
         if wait:
             self.ready()
 
@@ -138,7 +137,6 @@ class Slot:
             self.stop()
             return Answer("lost", why=_("the sandbox's server was gone"))
         deadline, look = time.monotonic() + timeout, time.monotonic()
-        ceiling = self.limits.memory_mb << 20
         killed_for_memory, ooms, held = False, self._oom_kills(), 0
         while True:
             line = self._line(min(deadline, time.monotonic() + POLL))
@@ -158,7 +156,7 @@ class Slot:
             if not killed_for_memory and not self.cgroup and time.monotonic() >= look:   # (a cgroup holds it)
                 look = time.monotonic() + POLL
                 children = _below(self.server)
-                if sum(_private_bytes(p) for p in children) + held > ceiling:
+                if sum(_private_bytes(p) for p in children) + held > self.limits.memory_mb << 20:
                     killed_for_memory = True
                     for pid in children:
                         forked.end(pid)
@@ -176,9 +174,6 @@ class Slot:
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.cgroup = []
-        if self.log is not None:
-            self.log.close()
-            self.log = None
 
     def _line(self, deadline: float) -> dict | None:
         stream = self.process.stdout
@@ -199,8 +194,7 @@ class Slot:
         if self.plan.cgroups is None:
             return []
         name = f"kata-grade-{os.getpid()}-{self.role}-{self.index}"
-        dirs = [CGROUP_ROOT / name] if self.plan.cgroups == "v2" else [CGROUP_ROOT / c / name for c in ("memory",
-                                                                                                         "pids")]
+        dirs = [CGROUP_ROOT / c / name for c in (("",) if self.plan.cgroups == "v2" else ("memory", "pids"))]
         try:
             for d in dirs:
                 d.mkdir(exist_ok=True)
