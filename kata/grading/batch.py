@@ -1,8 +1,7 @@
-"""A whole ``kata grade``: the run's data, the servers, the reference, every submission.
+"""A whole ``kata grade``: the run's data, the servers, the reference, every submission, ``jobs`` at a time.
 
-Submissions are graded ``jobs`` at a time, each job with its two servers (kata/grading/slots.py). The reference
-solutions are graded first, as a hand-in is: their run lists the checks and fixes each one's weight. Whatever one
-hand-in's bytes do to the grader becomes that hand-in's row: every other row is written.
+The reference solutions are graded first, as a hand-in is: their run lists the checks and fixes each one's weight.
+Whatever one hand-in's bytes do to the grader becomes that hand-in's row: every other row is written.
 """
 
 from __future__ import annotations
@@ -115,8 +114,7 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
 
 
 def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
-    """Each submission on a job of its worker's own (a worker per job), in order, with a seed of its own. A
-    grader's own failure ends the run."""
+    """Each submission on its worker's own job, in order; a failure of the grader's own ends the run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm

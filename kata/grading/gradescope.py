@@ -1,7 +1,5 @@
-"""``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade``.
-
-The bundle (docs/teaching.md, "On Gradescope"): ``setup.sh`` and ``run_autograder``, Gradescope's two scripts,
-each saying what it does; a README.txt; and ``device-kata/``, the kata's own source, which setup.sh installs.
+"""``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade`` (docs/teaching.md, "On
+Gradescope"): Gradescope's two scripts, each saying what it does, a README.txt, and the kata's own source.
 """
 
 from __future__ import annotations
@@ -11,6 +9,7 @@ import shlex
 import zipfile
 from pathlib import Path
 
+from kata.files import atomic_write
 from kata.grading import texts
 from kata.i18n import _, language
 from kata.project import locate
@@ -121,8 +120,6 @@ def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
                 info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16
                 archive.writestr(info, data, zipfile.ZIP_DEFLATED)
-        from kata.files import atomic_write
-
         atomic_write(dest, buffer.getvalue())
         return dest
     for name, data, mode in files:

@@ -1,7 +1,6 @@
-"""Taking a submission: a name of its own, and its exercise modules as text, nothing else.
-
-What is taken and what is refused: docs/teaching.md, "2. Collect". The grader writes the files taken into a folder
-of its own (kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
+"""Taking a submission: a name of its own, and its exercise modules as text, nothing else (what is taken and what
+is refused: docs/teaching.md, "2. Collect"). The grader writes them into a folder of its own
+(kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
 """
 
 from __future__ import annotations
@@ -69,16 +68,9 @@ def _wanted(name: str) -> bool:
 
 def _folder_of(tops: list[str], names_of) -> tuple[str, ...] | None:
     """Where a hand-in's modules are, as path parts from its top (``names_of(parts)``: the file names there): the
-    top, its ``exercises/``, or those of its one subfolder (``tops``: its subfolders), as unzipped archives often
-    are; None: nowhere."""
+    top, its ``exercises/``, or those of its one subfolder of ``tops`` (as unzipped archives often are), or None."""
     candidates = [(), ("exercises",)] + ([(tops[0],), (tops[0], "exercises")] if len(tops) == 1 else [])
     return next((c for c in candidates if any(f"{m}.py" in names_of(c) for m in curriculum.names())), None)
-
-
-def take(source: Path, trusted: bool = False) -> Taken:
-    """The submission's modules (see the module's docstring); ``trusted`` (the reference solutions, in the
-    teacher's own checkout): links are followed wherever they lead."""
-    return _from_zip(source) if source.is_file() else _from_folder(source, trusted)
 
 
 def _inside(path: Path, top: Path, taken: Taken) -> Path | None:
@@ -91,8 +83,12 @@ def _inside(path: Path, top: Path, taken: Taken) -> Path | None:
     return None
 
 
-def _from_folder(top: Path, trusted: bool = False) -> Taken:
-    taken = Taken()
+def take(source: Path, trusted: bool = False) -> Taken:
+    """The submission's modules (see the module's docstring); ``trusted`` (the reference solutions, in the
+    teacher's own checkout): links are followed wherever they lead."""
+    if source.is_file():
+        return _from_zip(source)
+    top, taken = source, Taken()
     inner = [p.name for p in top.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
     parts = _folder_of(inner, lambda c: os.listdir(top.joinpath(*c)) if top.joinpath(*c).is_dir() else [])
     if parts is None:

@@ -1,7 +1,5 @@
-"""What ``kata grade`` writes: grades.csv, summary.json, results/ (Gradescope), feedback/, logs/.
-
-What a student sees (feedback/NAME.md, results/NAME.json) is built from what
-their code could see: the checks' messages and the curriculum's hints.
+"""What ``kata grade`` writes: grades.csv, summary.json, results/ (Gradescope), feedback/, logs/. What a student
+sees is built from what their code could see: the checks' messages and the curriculum's hints.
 """
 
 from __future__ import annotations
@@ -92,13 +90,6 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
             "output_format": "md", "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
-def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
-    head = [f"submission: {graded.name} ({graded.path})", f"modules taken: {', '.join(graded.found) or 'none'}",
-            f"status: {s.status}", f"limits: {limits.describe()}", *[f"protection: {p}" for p in protections],
-            *[f"review: {n}" for n in graded.notes], f"seconds: {graded.seconds:.1f}", ""]
-    return "\n".join(head + graded.log) + "\n"
-
-
 def class_table(scores: list[Score], scheme: Scheme) -> str:
     width = max([10] + [len(s.name) for s in scores])
     cols = curriculum.names()
@@ -115,8 +106,7 @@ def class_table(scores: list[Score], scheme: Scheme) -> str:
 
 def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: Scheme, limits,
                   protections: list[str], extra: dict) -> None:
-    """Write DIR's files: results/, feedback/ and logs/ are built aside and put in place whole; the files
-    are written atomically."""
+    """Write the run's files atomically: results/, feedback/ and logs/ are built aside and put in place whole."""
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".kata-grade-", dir=out))
     try:
@@ -126,7 +116,10 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
             try:
                 feedback = feedback_markdown(g, s, scheme)
                 results = json.dumps(gradescope_results(g, s, scheme, feedback), indent=1) + "\n"
-                log = _log(g, s, protections, limits)
+                log = "\n".join([f"submission: {g.name} ({g.path})", f"modules taken: {', '.join(g.found) or 'none'}",
+                                 f"status: {s.status}", f"limits: {limits.describe()}",
+                                 *[f"protection: {p}" for p in protections], *[f"review: {n}" for n in g.notes],
+                                 f"seconds: {g.seconds:.1f}", "", *g.log]) + "\n"
             except Exception as exc:  # noqa: BLE001 - what one hand-in's bytes did to a report is its row's alone
                 feedback = log = say("The grader could not write this feedback: {kind}: {error}",
                                      kind=type(exc).__name__, error=str(exc)[:300]) + "\n"

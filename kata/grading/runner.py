@@ -1,10 +1,6 @@
 """Grading one submission: its records asked in its sandbox, then the checks on their answers in the grader's own
-process.
-
-The ``records`` server asks the hand-in each exercise's records on inputs drawn from its own seed (those of the
-source are read here); the ``verdicts`` server, which never holds any of the hand-in's code, runs the checks on
-those answers (``--records-from``) and writes each outcome to its report log. A records' child that dies or hangs
-fails what it was asking and a fresh one asks the rest (docs/teaching.md, "The trust model", 1). Nothing here
+process (the ``verdicts`` server, which never holds any of the hand-in's code). A records' child that dies or hangs
+fails what it was asking, and a fresh one asks the rest (docs/teaching.md, "The trust model", 1). Nothing here
 decides points (kata/grading/scoring.py).
 """
 
@@ -76,9 +72,8 @@ class Job:
 
 
 def outcomes(text: str) -> dict[str, dict]:
-    """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
-    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done). A check reported
-    twice for one phase is failed: neither report is taken."""
+    """Each check's outcome from a pytest report log (hostile input), read by the one outcome model, for the checks
+    whose teardown was reported (done). A check reported twice for one phase is failed: neither report is taken."""
     reports, phases, read = [], Counter(), {}
     for line in text.splitlines():
         with contextlib.suppress(hostile.Unreadable):
@@ -172,8 +167,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
 
 
 def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> None:
-    """What each module's source declares, read here (kata/records/declared.py): the records of the source, never
-    the sandbox's word; what the source does not fix goes to review (a hand-in's, never the reference's)."""
+    """The records of the source, read here (kata/records/declared.py); what a hand-in's does not fix, to review."""
     for exercise in curriculum.names():
         for name, found in records.ask_source(exercise, files, graded.seed, locate().records_of(exercise)):
             graded.records.setdefault(exercise, {})[name] = found
@@ -184,8 +178,7 @@ def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> 
 
 
 def _verdicts(job: Job, graded: Graded, deadline: float) -> None:
-    """Every check, on the records' answers, in the grader's own process (it holds none of the hand-in's code);
-    what did not run there fails with the reason (scoring.finish)."""
+    """Every check, on the records' answers, in the grader's own process (it holds none of the hand-in's code)."""
     left = deadline - time.monotonic()
     if left < 1:
         graded.timed_out = True

@@ -1,9 +1,8 @@
 """The sandbox around a submission's code, and what is in force, in the words ``kata grade`` prints.
 
-Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed: bubblewrap where it works; where it is
-refused and the grader is root, an unprivileged user of its own per job (uids from 61000); with ``--no-sandbox``,
-the grader's own user. ``prlimit`` limits each process everywhere, and as root a cgroup per job holds them all
-(kata/grading/slots.py). What each puts in force: :meth:`Plan.lines` and docs/teaching.md ("The trust model", 5).
+Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed: bubblewrap where it works; else, as root,
+an unprivileged user of its own per job; with ``--no-sandbox``, the grader's own user. ``prlimit`` everywhere, a
+cgroup per job as root (kata/grading/slots.py); what each does: docs/teaching.md ("The trust model", 5).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import kata
 from kata.grading import texts
 from kata.i18n import _, language, say
 from kata.project import Project
@@ -91,8 +91,6 @@ class Plan:
 
 
 def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
-    import kata
-
     values = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
               "HOME": f"{work}/home", "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
               "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/home/.matplotlib", "XDG_CACHE_HOME": f"{work}/home/.cache",
@@ -121,8 +119,6 @@ def _user() -> str:
 def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
     """bubblewrap's options for one server: what texts.SANDBOX["bubblewrap"] says, and a host name as random as a
     container's."""
-    import kata
-
     size = str(limits.disk_mb << 20)
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL", "--hostname", secrets.token_hex(6), "--clearenv", "--proc", "/proc", "--dev", "/dev",

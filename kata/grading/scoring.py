@@ -1,10 +1,7 @@
-"""Points: each check's weight, from the reference's run, and each submission's score.
-
-Exercise X's points (kata/curriculum.toml) are shared equally among X's checks that the reference passes here; a
-check it skips or fails carries none (a failure with a warning). A check earns its weight when it passed on the
-hand-in's answers in the grader's own process; the points whose checks read an answer resting on the graded
-process (kata.records.PROCESS) are listed as such (docs/teaching.md, "The trust model", 2). Review notes never
-change points.
+"""Points: each check's weight, from the reference's run, and each submission's score (docs/teaching.md, "The
+trust model", 2). Exercise X's points are shared equally among X's checks that the reference passes here; a check
+it skips or fails carries none. The points whose checks read an answer resting on the graded process
+(kata.records.PROCESS) are listed as such. Review notes never change points.
 """
 
 from __future__ import annotations
@@ -85,8 +82,7 @@ class Score:
 
 def score(graded: Graded, scheme: Scheme, timeout: float = Limits.timeout) -> Score:
     """The hand-in's score, once every check of the reference's list has an outcome (what did not run fails, saying
-    why: ``timeout`` is its time limit); a row that says why when its bytes made scoring fail (the others are
-    scored)."""
+    why: ``timeout`` is its time limit); a row that says why when its bytes made scoring fail."""
     try:
         for nodeid in [c for c in scheme.checks if c not in graded.results]:
             exercise = exercise_name(nodeid)

@@ -1,8 +1,6 @@
-"""The grader's side of a server (kata/grading/server.py): start it in its sandbox, ask it, watch it, replace it.
-
-A :class:`Slot` is one job's server of one role, asked one request at a time. The grader watches the memory of the
-server's children together (where no cgroup holds it) and replaces a server that dies, stops answering, or whose
-sandbox a hand-in left other than it found it. Everything a slot started ends with it.
+"""The grader's side of a server (kata/grading/server.py): start it in its sandbox, ask it, watch it (the memory of
+its children together, where no cgroup holds it), and replace it when it dies, stops answering, or a hand-in left
+its sandbox other than it found it. Everything a slot started ends with it.
 """
 
 from __future__ import annotations
