@@ -7,6 +7,7 @@ decides points (kata/grading/scoring.py).
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import time
 from collections import Counter
@@ -111,8 +112,8 @@ def _why(answer: Answer, limits: Limits, record: bool = True) -> str:
         return answer.why
     if answer.disk_full:
         return say("filled its disk ({mb:,} MB)", mb=limits.disk_mb)
-    if answer.signal:
-        return say("was killed by signal {signal}", signal=answer.signal)
+    if os.WIFSIGNALED(answer.status):
+        return say("was killed by signal {signal}", signal=os.WTERMSIG(answer.status))
     return say("exited (status {status})", status=answer.status >> 8) if answer.status else _("ended early")
 
 

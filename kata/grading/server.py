@@ -143,7 +143,8 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int) -> 
 
 
 def _wait(pid: int, request: dict, report: Path, control_out: int, leftovers: Leftovers) -> str:
-    """Until the child ends (seen, not reaped: its group stays whole) or is ended: "exit", "wall" or "quiet"."""
+    """Until the child ends (seen, not reaped: its group stays whole) or is ended: "exit", "wall" or "quiet". Each
+    second, the grader is told what the sandbox holds outside its processes' memory."""
     start = heard = told = time.monotonic()
     size = 0
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:

@@ -39,10 +39,6 @@ class Answer:
     why: str = ""                 # why there is no answer ("lost"), or why the report was not read
     left: list[str] = field(default_factory=list)   # what the hand-in left in the sandbox (it is then replaced)
 
-    @property
-    def signal(self) -> int | None:
-        return os.WTERMSIG(self.status) if self.end != "lost" and os.WIFSIGNALED(self.status) else None
-
 
 def _text(path: str | Path) -> str:
     """A file of /proc, of a cgroup or a log, as text ('' when it can't be read: a process gone)."""

@@ -38,7 +38,7 @@ def _why(name: str) -> str | None:
 
 
 def _module_notes(node) -> list[tuple[int, str, str]]:
-    """The notes on the modules an import names: of ``from X import Y``, X, or where X is none to note, ``X.Y``."""
+    """Notes on the modules an import reaches: ``from X import Y`` reaches X, or each ``X.Y`` where X needs none."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     elif _why(node.module or ""):
