@@ -1,10 +1,7 @@
-"""A whole ``kata grade``: the run's data, the servers, the reference, every submission.
+"""A whole ``kata grade``: the run's data, the servers, the reference, every submission, ``jobs`` at a time.
 
-Submissions are graded ``jobs`` at a time, each job with its two servers (kata/grading/slots.py): the records,
-in the hand-in's sandbox, and the verdicts, the grader's own process. The reference solutions are graded first,
-as a hand-in is: their run lists the checks and fixes each one's weight (kata/grading/scoring.py). Then every
-hand-in, each with a seed of its own, the scores and the reports. Whatever one hand-in's bytes do to the grader
-becomes that hand-in's row: every other row is written.
+The reference solutions are graded first, as a hand-in is: their run lists the checks and fixes each one's weight.
+Whatever one hand-in's bytes do to the grader becomes that hand-in's row: every other row is written.
 """
 
 from __future__ import annotations
@@ -22,9 +19,9 @@ from kata import curriculum, records
 from kata.grading import sandbox, texts
 from kata.grading.intake import GradeError, Submission, name_submissions
 from kata.grading.reports import class_table, write_outputs
-from kata.grading.runner import Graded, Job, grade_submission, new_seed
+from kata.grading.runner import Graded, Job, grade_submission
 from kata.grading.sandbox import Limits, Roots
-from kata.grading.scoring import Scheme, Score, finish, score
+from kata.grading.scoring import Scheme, Score, score
 from kata.grading.slots import Slot
 from kata.i18n import _, say
 from kata.project import Project, locate
@@ -32,19 +29,6 @@ from kata.project import Project, locate
 __all__ = ["grade"]
 
 REFERENCE_TIMEOUT = 900.0
-
-
-def _pytest_args(project: Project, limits: Limits) -> tuple[list[str], list[str]]:
-    """(pytest's arguments for the checks of one hand-in's answers, the checks with the options to collect them
-    in the verdicts' server)."""
-    checks = [str(project.checks_of(n)) for n in curriculum.names() if project.checks_of(n).is_file()]
-    common = ["--rootdir", str(project.root), "-c", str(project.root / "pyproject.toml"),
-              "-W", "ignore::pytest.PytestAssertRewriteWarning"]
-    args = [*checks, *common, "-p", "no:cacheprovider", "--timeout", f"{limits.test_timeout:g}",
-            "--timeout-method", "signal", "--basetemp", "{work}/tmp/pytest", "-q", "--tb=short", "--color=no",
-            "--target", "{work}/exercises", "--report-log", "{work}/out/report.jsonl",
-            "--records-from", "{work}/records.json"]
-    return args + (["--slow"] if limits.slow else []), [*checks, *common]
 
 
 def grade(paths: list[str | Path], out: str | Path, limits: Limits | None = None, jobs: int | None = None,
@@ -83,19 +67,26 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
     for line in protections:
         echo(f"kata grade: {line}")
     threads = max(1, (os.cpu_count() or 1) // jobs)
-    args, collect = _pytest_args(project, limits)
-    own = sandbox.Plan()   # the verdicts' server: the grader's own process, given no hand-in's code
+    # The checks, collected once in each verdicts' server (the grader's own process, given no hand-in's code), then
+    # run with ``args`` on each hand-in's answers.
+    checks = [str(project.checks_of(n)) for n in curriculum.names() if project.checks_of(n).is_file()]
+    collect = [*checks, "--rootdir", str(project.root), "-c", str(project.root / "pyproject.toml"),
+               "-W", "ignore::pytest.PytestAssertRewriteWarning"]
+    args = [*collect, "-p", "no:cacheprovider", "--timeout", f"{limits.test_timeout:g}", "--timeout-method", "signal",
+            "--basetemp", "{work}/tmp/pytest", "-q", "--tb=short", "--color=no", "--target", "{work}/exercises",
+            "--report-log", "{work}/out/report.jsonl", "--records-from", "{work}/records.json"]
     pool = [Job(Slot(plan, "records", roots, limits, i, work, threads),
-                Slot(own, "verdicts", roots, limits, i, work, threads, collect), limits, args)
+                Slot(sandbox.Plan(), "verdicts", roots, limits, i, work, threads, collect), limits,
+                args + (["--slow"] if limits.slow else []))
             for i in range(min(jobs, max(1, len(subs))))]
+    slots = [slot for job in pool for slot in (job.verdicts, job.records)]
     try:
-        slots = [slot for job in pool for slot in (job.verdicts, job.records)]
         for slot in slots:   # from this thread, which outlives them
             slot.start(wait=False)
         for slot in slots:
             slot.ready()
         reference = grade_submission(pool[0], Submission("reference", project.solutions), REFERENCE_TIMEOUT,
-                                     reference=True, seed=new_seed())
+                                     reference=True)
         if not any(r["outcome"] == "passed" for r in reference.results.values()):
             raise GradeError(_("the reference solutions could not be checked here:") + "\n"
                              + "\n".join(reference.log)[-3000:])
@@ -103,11 +94,10 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
             job.order = list(reference.results)
         graded = _run_all(pool, subs, progress)
     finally:
-        for job in pool:
-            job.records.stop()
-            job.verdicts.stop()
+        for slot in slots:
+            slot.stop()
     scheme = Scheme.from_reference(reference.results)
-    scores = [_scored(g, scheme, limits) for g in graded]
+    scores = [score(g, scheme, limits.timeout) for g in graded]
     seconds = time.monotonic() - start
     extra = {"kata": str(Path(kata.__file__).resolve().parent), "project": str(project.root),
              "seconds": round(seconds, 1), "jobs": len(pool), "checks": len(scheme.checks),
@@ -123,37 +113,18 @@ def _grade(subs, out: Path, limits: Limits, jobs: int, project: Project, work: P
     return scores
 
 
-def _scored(graded: Graded, scheme: Scheme, limits: Limits) -> Score:
-    """The hand-in's score; a row that says why when its bytes made scoring fail (the others are scored)."""
-    try:
-        finish(graded, scheme.checks, limits.timeout)
-        return score(graded, scheme)
-    except Exception as exc:  # noqa: BLE001 - one hand-in's data never ends the class's run
-        why = say("the grader could not score it: {kind}: {error}", kind=type(exc).__name__, error=str(exc)[:200])
-        graded.problems.append(why)
-        names = curriculum.names()
-        return Score(graded.name, dict.fromkeys(names, 0.0), dict.fromkeys(names, 0), dict.fromkeys(names, 0), 0.0,
-                     why)
-
-
 def _run_all(pool: list[Job], subs: list[Submission], progress: bool) -> list[Graded]:
-    """Each submission on a job of its worker's own (a worker per job), in order, with a seed of its own. A
-    grader's own failure ends the run."""
+    """Each submission on its worker's own job, in order; a failure of the grader's own ends the run."""
     from concurrent.futures import ThreadPoolExecutor
 
     from tqdm import tqdm
 
-    jobs, mine = iter(pool), threading.local()
-
-    def one(sub: Submission) -> Graded:
-        return grade_submission(mine.job, sub, seed=new_seed())
-
-    graded = []
+    jobs, mine, graded = iter(pool), threading.local(), []
     with ThreadPoolExecutor(len(pool), initializer=lambda: setattr(mine, "job", next(jobs))) as workers, tqdm(
             total=len(subs), desc="kata grade", unit=_("submission"), disable=not progress or not subs,
             file=sys.stderr, dynamic_ncols=True, mininterval=0.5) as bar:
         try:
-            for g in workers.map(one, subs):
+            for g in workers.map(lambda sub: grade_submission(mine.job, sub), subs):
                 graded.append(g)
                 bar.update(1)
                 bar.set_postfix_str(g.name, refresh=False)

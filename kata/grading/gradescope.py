@@ -1,15 +1,5 @@
-"""``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade``.
-
-Gradescope (Autograder Specifications) builds an image from a zip with
-``setup.sh`` and ``run_autograder`` at its root (in ``/autograder/source``):
-``setup.sh`` runs once, as root, when the image is built; ``run_autograder``
-once per submission, as root, with the student's files in
-``/autograder/submission``, and the grade is read from
-``/autograder/results/results.json``. The bundle holds those two scripts (each
-says what it does), a README.txt, and ``device-kata/``: the kata's own source
-(the package, the checks, the reference solutions, the stubs), which setup.sh
-installs. ``KATA_AUTOGRADER_ROOT`` moves /autograder and ``KATA_PYTHON`` picks
-the interpreter, to try the scripts on another machine (the self-tests do).
+"""``kata gradescope DIR_OR_ZIP``: a Gradescope autograder that grades with ``kata grade`` (docs/teaching.md, "On
+Gradescope"): Gradescope's two scripts, each saying what it does, a README.txt, and the kata's own source.
 """
 
 from __future__ import annotations
@@ -19,15 +9,17 @@ import shlex
 import zipfile
 from pathlib import Path
 
+from kata.files import atomic_write
 from kata.grading import texts
 from kata.i18n import _, language
 from kata.project import locate
 
-__all__ = ["CONTAINER_MB", "MEMORY_MB", "bundle", "options_of", "source_files", "write"]
+__all__ = ["CONTAINER_MB", "MEMORY_MB", "options_of", "write"]
 
 SOURCE_DIR = "device-kata"
 CONTAINER_MB = 2048   # the container size the README names
 MEMORY_MB = 1536      # the default ceiling of a submission's processes in such a container
+TOP_FILES = ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md", "LICENSE", "LICENSE.md", "LICENSE.txt")
 SKIP_NAMES = {"__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".kata-progress.json",
               ".kata-lang"}   # the language goes in as --lang (kata.i18n)
 
@@ -102,23 +94,9 @@ def options_of(args) -> list[str]:
     return options + (["--slow"] if args.slow else []) + (["--lang", language()] if language() != "en" else [])
 
 
-def source_files() -> list[tuple[str, Path]]:
-    """(path inside device-kata/, file) for each file the autograder needs (not the kata's own tests, tests/selftest:
-    grading needs none of them)."""
-    root = locate().root
-    picked = [(name, root / name) for name in ("pyproject.toml", "README.md", "conftest.py", "CONTRACT.md",
-                                                "LICENSE", "LICENSE.md", "LICENSE.txt") if (root / name).is_file()]
-    for folder in ("kata", "tests", "records", "solutions", "exercises"):
-        for path in sorted((root / folder).rglob("*")):
-            rel = path.relative_to(root)
-            if path.is_file() and path.suffix != ".pyc" and not SKIP_NAMES & set(rel.parts[1:]) \
-                    and rel.parts[:2] != ("tests", "selftest"):
-                picked.append((rel.as_posix(), path))
-    return picked
-
-
-def bundle(options: list[str], memory_mb: int) -> list[tuple[str, bytes, int]]:
-    """(archive path, content, mode) for every file of the autograder."""
+def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
+    """Write the autograder into the folder ``dest``, or into the zip ``dest`` (files at its root)."""
+    dest = Path(dest).expanduser()
     text = " ".join(shlex.quote(o) for o in options)
     readme = _(texts.README).replace("__OPTIONS__", text).replace("__MEMORY__", f"{memory_mb:,}")
     readme = readme.replace("__CONTAINER__", f"{max(CONTAINER_MB, memory_mb + 512):,}")
@@ -126,15 +104,14 @@ def bundle(options: list[str], memory_mb: int) -> list[tuple[str, bytes, int]]:
              ("run_autograder", RUN_AUTOGRADER.replace("__OPTIONS__", text).replace(texts.FAILED, _(texts.FAILED))
               .replace(texts.TELL, _(texts.TELL)).encode(), 0o755),
              ("README.txt", readme.encode(), 0o644)]
-    for rel, path in source_files():
-        files.append((f"{SOURCE_DIR}/{rel}", path.read_bytes(), 0o644))
-    return files
-
-
-def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
-    """Write the autograder into the folder ``dest``, or into the zip ``dest`` (files at its root)."""
-    dest = Path(dest).expanduser()
-    files = bundle(options, memory_mb)
+    root = locate().root   # the kata's own source: not its own tests (tests/selftest), which grading never needs
+    files += [(f"{SOURCE_DIR}/{n}", (root / n).read_bytes(), 0o644) for n in TOP_FILES if (root / n).is_file()]
+    for folder in ("kata", "tests", "records", "solutions", "exercises"):
+        for path in sorted((root / folder).rglob("*")):
+            rel = path.relative_to(root)
+            if path.is_file() and path.suffix != ".pyc" and not SKIP_NAMES & set(rel.parts[1:]) \
+                    and rel.parts[:2] != ("tests", "selftest"):
+                files.append((f"{SOURCE_DIR}/{rel.as_posix()}", path.read_bytes(), 0o644))
     if dest.suffix.lower() == ".zip":
         dest.parent.mkdir(parents=True, exist_ok=True)
         buffer = io.BytesIO()
@@ -143,8 +120,6 @@ def write(dest: str | Path, options: list[str], memory_mb: int) -> Path:
                 info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
                 info.external_attr = (0o100000 | mode) << 16
                 archive.writestr(info, data, zipfile.ZIP_DEFLATED)
-        from kata.files import atomic_write
-
         atomic_write(dest, buffer.getvalue())
         return dest
     for name, data, mode in files:

@@ -1,9 +1,8 @@
 """Every byte from a sandbox is hostile input: its report files opened, and its lines decoded, with care.
 
-A report file is opened without following a link and without waiting (``O_NOFOLLOW``, ``O_NONBLOCK``: a
-FIFO put in its place can't hold a server), and read only when it is a regular file. A line is decoded only
-when it is short enough and nested shallowly enough for ``json.loads`` (a list nested 100,000 deep would
-raise RecursionError in the grader), and whatever decoding raises is the line's problem, never the run's.
+A report is opened without following a link or waiting (a FIFO in its place can't hold a server); a line is decoded
+only when short and shallow enough for ``json.loads`` (100,000 nested lists would raise RecursionError), and
+whatever decoding raises is the line's problem, never the run's.
 """
 
 from __future__ import annotations

@@ -1,9 +1,6 @@
-"""Taking a submission: a name of its own, and its exercise modules as text, nothing else.
-
-What is taken (the exercises' modules and the learner's helper modules beside them, in the hand-in's top,
-its ``exercises/`` or those of its one subfolder) and what is refused and named (a path that leads out of the
-hand-in) is said to teachers in docs/teaching.md, "2. Collect". The files taken are written by the grader into a
-folder of its own (kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
+"""Taking a submission: a name of its own, and its exercise modules as text, nothing else (what is taken and what
+is refused: docs/teaching.md, "2. Collect"). The grader writes them into a folder of its own
+(kata/grading/server.py), so a ``conftest.py`` or ``sitecustomize.py`` beside them never runs.
 """
 
 from __future__ import annotations
@@ -50,20 +47,17 @@ def name_submissions(paths: list[str | Path]) -> list[Submission]:
     missing = [str(p) for p in paths if not os.path.lexists(p)]
     if missing:
         raise GradeError(say("no such file or folder: {paths}", paths=", ".join(missing)))
-    wanted = []
+    subs: list[Submission] = []
     for p in paths:
         path = Path(p).expanduser().absolute()
         if not (path.is_dir() or (path.is_file() and path.suffix.lower() == ".zip")):
             raise GradeError(say("{path}: a submission is a folder or a .zip file", path=p))
         base = path.name[:-4] if path.suffix.lower() == ".zip" and path.is_file() else path.name
-        wanted.append((path, re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"))
-    taken, subs = set(), []
-    for path, name in wanted:
+        name = re.sub(r"[^\w.@+-]+", "_", base).strip("._") or "submission"
         unique, n = name, 1
-        while unique in taken:
+        while unique in {s.name for s in subs}:
             n += 1
             unique = f"{name}-{n}"
-        taken.add(unique)
         subs.append(Submission(unique, path))
     return subs
 
@@ -74,37 +68,33 @@ def _wanted(name: str) -> bool:
 
 def _folder_of(tops: list[str], names_of) -> tuple[str, ...] | None:
     """Where a hand-in's modules are, as path parts from its top (``names_of(parts)``: the file names there): the
-    top, its ``exercises/``, or those of its one subfolder (``tops``: its subfolders), as unzipped archives often
-    are; None: nowhere."""
+    top, its ``exercises/``, or those of its one subfolder of ``tops`` (as unzipped archives often are), or None."""
     candidates = [(), ("exercises",)] + ([(tops[0],), (tops[0], "exercises")] if len(tops) == 1 else [])
     return next((c for c in candidates if any(f"{m}.py" in names_of(c) for m in curriculum.names())), None)
+
+
+def _inside(path: Path, top: Path, taken: Taken) -> Path | None:
+    """``path`` with its links followed, when that stays inside ``top``; else None, and a problem said."""
+    real = Path(os.path.realpath(path))
+    if real.is_relative_to(Path(os.path.realpath(top))):
+        return real
+    shown = path.relative_to(top) if path.is_relative_to(top) else path
+    taken.problems.append(say("refused: {shown} is a link to {real}, outside the hand-in", shown=shown, real=real))
+    return None
 
 
 def take(source: Path, trusted: bool = False) -> Taken:
     """The submission's modules (see the module's docstring); ``trusted`` (the reference solutions, in the
     teacher's own checkout): links are followed wherever they lead."""
-    return _from_zip(source) if source.is_file() else _from_folder(source, trusted)
-
-
-def _resolve_inside(path: Path, top: Path) -> tuple[Path | None, str]:
-    """``path`` with its links followed, when that stays inside ``top``; else (None, why)."""
-    real = Path(os.path.realpath(path))
-    if not real.is_relative_to(Path(os.path.realpath(top))):
-        shown = path.relative_to(top) if path.is_relative_to(top) else path
-        return None, say("refused: {shown} is a link to {real}, outside the hand-in", shown=shown, real=real)
-    return real, ""
-
-
-def _from_folder(top: Path, trusted: bool = False) -> Taken:
-    taken = Taken()
+    if source.is_file():
+        return _from_zip(source)
+    top, taken = source, Taken()
     inner = [p.name for p in top.iterdir() if p.is_dir() and not p.name.startswith((".", "__MACOSX"))]
     parts = _folder_of(inner, lambda c: os.listdir(top.joinpath(*c)) if top.joinpath(*c).is_dir() else [])
     if parts is None:
         return taken
     folder = top.joinpath(*parts)
-    real, why = (folder, "") if trusted else _resolve_inside(folder, top)
-    if real is None:
-        taken.problems.append(why)
+    if not trusted and _inside(folder, top, taken) is None:
         return taken
     for name in sorted(os.listdir(folder)):
         if not _wanted(name) or len(taken.files) >= MAX_FILES:
@@ -113,9 +103,7 @@ def _from_folder(top: Path, trusted: bool = False) -> Taken:
         shown = path.relative_to(top)
         info = os.stat(path) if trusted else os.lstat(path)
         if stat.S_ISLNK(info.st_mode):
-            real, why = _resolve_inside(path, top)
-            if real is None:
-                taken.problems.append(why)
+            if (real := _inside(path, top, taken)) is None:
                 continue
             info = os.stat(real)
         if not stat.S_ISREG(info.st_mode):
@@ -126,11 +114,9 @@ def _from_folder(top: Path, trusted: bool = False) -> Taken:
             continue
         try:
             with open(path, "rb") as f:
-                data = f.read(MODULE_LIMIT + 1)
+                _keep(taken, name, f.read(MODULE_LIMIT + 1), str(shown))
         except OSError as err:
             taken.problems.append(say("{shown} could not be read ({why})", shown=shown, why=err.strerror))
-            continue
-        _keep(taken, name, data, str(shown))
     return taken
 
 

@@ -1,12 +1,8 @@
 """What a hand-in leaves in its sandbox: ended, removed, then checked, before the next hand-in comes.
 
-A server (kata/grading/server.py) notes what its sandbox holds at its start. After each child, every other
-process of the sandbox is ended before anything is read; then the rights on every folder are given back
-top-down (a read-only folder can't survive), what is new and the System V objects are removed, and what is
-still not as it was is said: the grader replaces that server. The sandbox, by kind (kata/grading/sandbox.py):
-``bubblewrap``: its PID and IPC namespaces, its tmpfs (the job's folder, /tmp, /dev/shm); ``user`` (a uid
-per server): the job's folder, and that uid's files in /tmp, /var/tmp, /dev/shm, System V objects and
-processes; ``none`` (--no-sandbox): the job's folder and the child's process group, nothing more checked.
+What is checked, by the sandbox's kind: ``bubblewrap``, the job's folder, its tmpfs (/tmp, /dev/shm) and namespaces;
+``user``, the job's folder and that uid's files, System V objects and processes; ``none``, the job's folder and the
+child's process group. What is still not as at the server's start is said: the grader replaces that server.
 """
 
 from __future__ import annotations
@@ -35,8 +31,7 @@ class Leftovers:
         self.shared = ["/tmp", "/var/tmp", "/dev/shm"] if kind == "user" else []   # the machine's: that uid's files
 
     def held(self) -> int:
-        """Bytes the sandbox holds that no process's own memory shows: System V shared memory and, in
-        bubblewrap, the files of its tmpfs."""
+        """Bytes the sandbox holds outside its processes' memory: System V shared memory, bubblewrap's tmpfs."""
         total = sum(size for kind, _ident, size in self._ipc() if kind == "shm")
         for folder in self.start if self.kind == "bubblewrap" else ():
             with contextlib.suppress(OSError):
@@ -64,15 +59,15 @@ class Leftovers:
         return status or 0
 
     def clear(self) -> list[str]:
-        """The folders' rights as they were, what is new removed (rights given back first), the System V objects
-        removed; what is still not as at the start (nothing: the sandbox is as it started)."""
+        """The sandbox brought back to its start (rights, files, System V objects); what is still not as it was."""
         for start in self.start.values():
             for path, mode in start.items():   # top-down: each folder writable again before what it holds
                 with contextlib.suppress(OSError):
                     if stat.S_ISDIR(mode) and stat.S_ISDIR(os.lstat(path).st_mode):
                         os.chmod(path, stat.S_IMODE(mode))
         strays = [s for folder, start in self.start.items() for s in _strays(folder, start, None)]
-        for path, mode in strays + self._shared():
+        strays += [s for folder in self.shared for s in _strays(folder, {}, self.uid)]   # that uid's, in the machine's
+        for path, mode in strays:
             if stat.S_ISDIR(mode):
                 _unlock(path)
                 shutil.rmtree(path, ignore_errors=True)
@@ -82,13 +77,9 @@ class Leftovers:
         for kind, ident, _size in self._ipc():
             getattr(self.libc, _IPC[kind][1])(ident, 0, 0)   # shmctl, semctl, msgctl: IPC_RMID (0)
         left = {path for folder, start in self.start.items() for path, _mode in _tree(folder).items() ^ start.items()}
-        left |= {path for path, _mode in self._shared()}
+        left |= {path for folder in self.shared for path, _mode in _strays(folder, {}, self.uid)}
         return sorted(left) + [f"System V {kind} {ident}" for kind, ident, _size in self._ipc()] + \
             [f"process {pid}" for pid in self._processes()]
-
-    def _shared(self) -> list[tuple[str, int]]:
-        """This uid's files in the machine's shared folders (as a uid of its own, without bubblewrap)."""
-        return [s for folder in self.shared for s in _strays(folder, {}, self.uid)]
 
     def _ipc(self) -> list[tuple[str, int, int]]:
         """(kind, id, bytes held) of each System V object of the sandbox."""
@@ -147,8 +138,7 @@ def _tree(folder: str) -> dict[str, int]:
 
 
 def _strays(folder: str, start: dict[str, int], owner: int | None) -> list[tuple[str, int]]:
-    """What in ``folder`` is not in ``start`` (with an ``owner``: that user's, in the folders anyone may write to),
-    with its mode; the folders kept are looked in, not a mount below them."""
+    """What in ``folder`` is not in ``start`` (or is ``owner``'s, in folders anyone may write to), with its mode."""
     found, device = [], os.lstat(folder).st_dev
     for path, mode in _scan(folder):
         if path not in start if owner is None else mode.st_uid == owner:

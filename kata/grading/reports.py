@@ -1,7 +1,5 @@
-"""What ``kata grade`` writes: grades.csv, summary.json, results/ (Gradescope), feedback/, logs/.
-
-What a student sees (feedback/NAME.md, results/NAME.json) is built from what
-their code could see: the checks' messages and the curriculum's hints.
+"""What ``kata grade`` writes: grades.csv, summary.json, results/ (Gradescope), feedback/, logs/. What a student
+sees is built from what their code could see: the checks' messages and the curriculum's hints.
 """
 
 from __future__ import annotations
@@ -92,14 +90,6 @@ def gradescope_results(graded: Graded, s: Score, scheme: Scheme, feedback: str) 
             "output_format": "md", "visibility": "visible", "stdout_visibility": "hidden", "tests": tests}
 
 
-def _log(graded: Graded, s: Score, protections: list[str], limits) -> str:
-    head = [f"submission: {graded.name} ({graded.path})", f"modules taken: {', '.join(graded.found) or 'none'}",
-            f"status: {s.status}", f"limits: {limits.describe()}", *[f"protection: {p}" for p in protections],
-            *[f"review: {n}" for n in graded.notes],
-            f"seconds: {graded.seconds:.1f}", ""]
-    return "\n".join(head + graded.log) + "\n"
-
-
 def class_table(scores: list[Score], scheme: Scheme) -> str:
     width = max([10] + [len(s.name) for s in scores])
     cols = curriculum.names()
@@ -114,21 +104,9 @@ def class_table(scores: list[Score], scheme: Scheme) -> str:
     return "\n".join(rows)
 
 
-def _grades_csv(scores: list[Score], scheme: Scheme) -> str:
-    names = curriculum.names()
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
-    writer.writerow(["submission", *names, "total", "max", "percent", "status"])
-    for s in scores:
-        writer.writerow([s.name, *(f"{s.exercises[n]:.2f}" for n in names), f"{s.total:.2f}", f"{scheme.total:g}",
-                         f"{percent(s.total, scheme.total):.1f}", s.status])
-    return buffer.getvalue()
-
-
 def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: Scheme, limits,
                   protections: list[str], extra: dict) -> None:
-    """Write DIR's files: results/, feedback/ and logs/ are built aside and put in place whole; the files
-    are written atomically."""
+    """Write the run's files atomically: results/, feedback/ and logs/ are built aside and put in place whole."""
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".kata-grade-", dir=out))
     try:
@@ -138,7 +116,10 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
             try:
                 feedback = feedback_markdown(g, s, scheme)
                 results = json.dumps(gradescope_results(g, s, scheme, feedback), indent=1) + "\n"
-                log = _log(g, s, protections, limits)
+                log = "\n".join([f"submission: {g.name} ({g.path})", f"modules taken: {', '.join(g.found) or 'none'}",
+                                 f"status: {s.status}", f"limits: {limits.describe()}",
+                                 *[f"protection: {p}" for p in protections], *[f"review: {n}" for n in g.notes],
+                                 f"seconds: {g.seconds:.1f}", "", *g.log]) + "\n"
             except Exception as exc:  # noqa: BLE001 - what one hand-in's bytes did to a report is its row's alone
                 feedback = log = say("The grader could not write this feedback: {kind}: {error}",
                                      kind=type(exc).__name__, error=str(exc)[:300]) + "\n"
@@ -157,14 +138,17 @@ def write_outputs(out: Path, graded: list[Graded], scores: list[Score], scheme: 
         "max": {n: scheme.max[n] for n in names}, "total": scheme.total,
         "submissions": {s.name: {"exercises": {n: round(s.exercises[n] + 0.0, 2) for n in names},
                                  "total": round(s.total + 0.0, 2), "percent": percent(s.total, scheme.total),
-                                 "status": s.status,
-                                 "review": g.notes, "path": str(g.path)}
+                                 "status": s.status, "review": g.notes, "path": str(g.path)}
                         for g, s in zip(graded, scores)},
         "warnings": scheme.warnings, "limits": dict(vars(limits)), "protections": protections,
         "resting_on_the_process": {c: {"points": round(w, 4), "what": scheme.on_the_process(c)}
                                    for c, w in scheme.weight.items() if w > 0 and scheme.on_the_process(c)},
-        "no_points": scheme.unweighted,
-        **extra,
+        "no_points": scheme.unweighted, **extra,
     }
     write_json(out / "summary.json", summary)
-    atomic_write(out / "grades.csv", _grades_csv(scores, scheme))
+    grades = io.StringIO()
+    writer = csv.writer(grades, lineterminator="\n")
+    writer.writerow(["submission", *names, "total", "max", "percent", "status"])
+    writer.writerows([s.name, *(f"{s.exercises[n]:.2f}" for n in names), f"{s.total:.2f}", f"{scheme.total:g}",
+                      f"{percent(s.total, scheme.total):.1f}", s.status] for s in scores)
+    atomic_write(out / "grades.csv", grades.getvalue())

@@ -1,19 +1,13 @@
-"""Grading one submission: its records in its sandbox, then the checks on their answers, in the grader's process.
-
-The records come first, from the ``records`` server: a sandbox without the checks or their helpers, where
-each exercise's records (records/NAME.py, kata/records) are asked of the hand-in, on inputs drawn from its own
-seed; a record that needs no running code (what the source declares) is read here. Then the checks run in the
-``verdicts`` server, the grader's own process, which never holds any of the hand-in's code, under pytest
-reading those answers (``--records-from``) and writing each outcome to its report log (pytest-reportlog): its
-lies can't reach the verdict. When the records' child dies or hangs (``os._exit``, a crash, the memory
-ceiling, an endless record), what was being asked fails with the reason and a fresh child asks the rest; an
-exercise that ends its child twice has the rest of its records failed without asking them. Nothing here
+"""Grading one submission: its records asked in its sandbox, then the checks on their answers in the grader's own
+process (the ``verdicts`` server, which never holds any of the hand-in's code). A records' child that dies or hangs
+fails what it was asking, and a fresh one asks the rest (docs/teaching.md, "The trust model", 1). Nothing here
 decides points (kata/grading/scoring.py).
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 import time
 from collections import Counter
@@ -79,10 +73,9 @@ class Job:
 
 
 def outcomes(text: str) -> dict[str, dict]:
-    """Each check's outcome from a pytest report log (hostile input: kata/grading/hostile.py), read by the one
-    outcome model (kata.harness.outcomes), for the checks whose teardown was reported (done). A check reported
-    twice for one phase is failed: neither report is taken."""
-    reports, phases = [], Counter()
+    """Each check's outcome from a pytest report log (hostile input), read by the one outcome model, for the checks
+    whose teardown was reported (done). A check reported twice for one phase is failed: neither report is taken."""
+    reports, phases, read = [], Counter(), {}
     for line in text.splitlines():
         with contextlib.suppress(hostile.Unreadable):
             report = hostile.decode(line)
@@ -90,14 +83,11 @@ def outcomes(text: str) -> dict[str, dict]:
                     and isinstance(report.get("nodeid"), str):
                 reports.append(report)
                 phases[report["nodeid"], str(report.get("when"))] += 1
+                for pair in report.get("user_properties") or []:
+                    match pair:   # the records a check read, and what each rests on
+                        case ["kata_record", [str(name), list(rests)]]:
+                            read.setdefault(report["nodeid"], {})[name] = [str(v) for v in rests]
     done = {r["nodeid"] for r in reports if r.get("when") == "teardown"}
-    read = {}
-    for r in reports:
-        pairs = [p for p in r.get("user_properties") or [] if isinstance(p, list) and len(p) == 2]
-        for key, value in pairs:   # the records a check read: ["exercise.record", [rests]]
-            if key == "kata_record" and isinstance(value, list) and len(value) == 2 and isinstance(value[0], str) \
-                    and isinstance(value[1], list):
-                read.setdefault(r["nodeid"], {})[value[0]] = [str(v) for v in value[1]]
     try:
         found = outcomes_model.records(reports)
     except Exception:  # noqa: BLE001 - a log the submission wrote itself: read no further
@@ -122,8 +112,8 @@ def _why(answer: Answer, limits: Limits, record: bool = True) -> str:
         return answer.why
     if answer.disk_full:
         return say("filled its disk ({mb:,} MB)", mb=limits.disk_mb)
-    if answer.signal:
-        return say("was killed by signal {signal}", signal=answer.signal)
+    if os.WIFSIGNALED(answer.status):
+        return say("was killed by signal {signal}", signal=os.WTERMSIG(answer.status))
     return say("exited (status {status})", status=answer.status >> 8) if answer.status else _("ended early")
 
 
@@ -154,14 +144,12 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
                                   "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
         _log(graded, "the records", answer)
         for line in answer.report.splitlines():
-            try:
-                exercise, name, result = hostile.decode(line)
-            except (hostile.Unreadable, ValueError, TypeError):
-                continue
-            if isinstance(exercise, str) and isinstance(name, str) and isinstance(result, dict):
-                if name in graded.records.setdefault(exercise, {}):   # void, not replaced: which would be the code's?
-                    result = {"error": say("the record was written twice; the grader takes neither")}
-                graded.records[exercise][name] = result
+            with contextlib.suppress(hostile.Unreadable):
+                match hostile.decode(line):
+                    case [str(exercise), str(name), dict(result)]:
+                        if name in graded.records.setdefault(exercise, {}):   # void, not replaced: whose is it?
+                            result = {"error": say("the record was written twice; the grader takes neither")}
+                        graded.records[exercise][name] = result
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return
@@ -180,8 +168,7 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
 
 
 def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> None:
-    """What each module's source declares, read here (kata/records/declared.py): the records of the source, never
-    the sandbox's word; what the source does not fix goes to review (a hand-in's, never the reference's)."""
+    """The records of the source, read here (kata/records/declared.py); what a hand-in's does not fix, to review."""
     for exercise in curriculum.names():
         for name, found in records.ask_source(exercise, files, graded.seed, locate().records_of(exercise)):
             graded.records.setdefault(exercise, {})[name] = found
@@ -192,8 +179,7 @@ def _sources(graded: Graded, files: dict[str, str], reference: bool = False) -> 
 
 
 def _verdicts(job: Job, graded: Graded, deadline: float) -> None:
-    """Every check, on the records' answers, in the grader's own process (it holds none of the hand-in's code);
-    what did not run there fails with the reason (scoring.finish)."""
+    """Every check, on the records' answers, in the grader's own process (it holds none of the hand-in's code)."""
     left = deadline - time.monotonic()
     if left < 1:
         graded.timed_out = True

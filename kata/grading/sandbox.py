@@ -1,13 +1,8 @@
 """The sandbox around a submission's code, and what is in force, in the words ``kata grade`` prints.
 
-Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed, with maintained tools: bubblewrap
-(``bwrap``) where it works, as root or as an ordinary user (each job's records server in one sandbox: see
-:func:`_bwrap_args`); where it is refused (a container without user namespaces, as on Gradescope) and the
-grader is root, an unprivileged user of its own per job (uids from 61000); with ``--no-sandbox``, the grader's
-own user. Everywhere ``prlimit`` limits each process, and as root a cgroup per job holds all its processes to
-one memory ceiling and one count (v2, or v1's ``memory`` and ``pids``; kata/grading/slots.py); where none does,
-the grader watches their memory together. What each puts in force is said in :meth:`Plan.lines`' words
-(kata/grading/texts.py) and in docs/teaching.md ("The trust model", 5).
+Decided once per ``kata grade`` (:func:`plan`), tried rather than assumed: bubblewrap where it works; else, as root,
+an unprivileged user of its own per job; with ``--no-sandbox``, the grader's own user. ``prlimit`` everywhere, a
+cgroup per job as root (kata/grading/slots.py); what each does: docs/teaching.md ("The trust model", 5).
 """
 
 from __future__ import annotations
@@ -22,11 +17,12 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import kata
 from kata.grading import texts
 from kata.i18n import _, language, say
 from kata.project import Project
 
-__all__ = ["CGROUP_ROOT", "Limits", "Plan", "Roots", "plan", "uid_of"]
+__all__ = ["CGROUP_ROOT", "UID_BASE", "Limits", "Plan", "Roots", "plan"]
 
 UID_BASE = 61000
 CGROUP_ROOT = Path("/sys/fs/cgroup")
@@ -89,19 +85,12 @@ class Plan:
         if self.kind == "bubblewrap":
             return prefix + [self.bwrap, *_bwrap_args(roots, limits, self.root, threads), "--", *python]
         plain = ["env", "-i", *_env(str(folder), roots, threads, "=".join, self.kind), *python]
-        uid = str(uid_of(slot))
+        uid = str(UID_BASE + slot)   # a user of its own per sandbox
         return prefix + (["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--no-new-privs", "--",
                           *plain] if self.kind == "user" else plain)
 
 
-def uid_of(slot: int) -> int:
-    """A user of its own per sandbox (its server ends every process of its user after each request)."""
-    return UID_BASE + slot
-
-
 def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
-    import kata
-
     values = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/local/bin", "/usr/bin", "/bin"]),
               "HOME": f"{work}/home", "TMPDIR": f"{work}/tmp", "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8",
               "MPLBACKEND": "Agg", "MPLCONFIGDIR": f"{work}/home/.matplotlib", "XDG_CACHE_HOME": f"{work}/home/.cache",
@@ -112,9 +101,8 @@ def _env(work: str, roots: Roots, threads: int, pair, kind: str) -> list[str]:
               "KATA_SANDBOX": kind, "PYTHONPATH": str(Path(kata.__file__).resolve().parent.parent),
               "KATA_LANG": language()}   # the checks' messages in the report's language; the server reads every
     # KATA_* variable and removes it before any hand-in runs (kata/grading/server.py)
-    for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "LD_LIBRARY_PATH", "KATA_SIM_UNTESTED"):
-        if name in os.environ:
-            values[name] = os.environ[name]
+    values.update({name: os.environ[name] for name in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                                        "LD_LIBRARY_PATH", "KATA_SIM_UNTESTED") if name in os.environ})
     return [pair((k, v)) for k, v in values.items()]
 
 
@@ -128,27 +116,9 @@ def _user() -> str:
         return "user"
 
 
-def _python_dirs() -> list[Path]:
-    dirs = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
-            Path(os.path.realpath(sys.executable)).parent.parent, *map(Path, site.getsitepackages())}
-    return [d.resolve() for d in dirs if d.is_dir()]
-
-
-def _outermost(paths: list[Path]) -> list[Path]:
-    keep: list[Path] = []
-    for p in sorted(set(paths), key=lambda p: len(p.parts)):
-        if not any(p.is_relative_to(k) for k in keep):
-            keep.append(p)
-    return keep
-
-
 def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[str]:
-    """bubblewrap's options for one server: no network, its own PID, IPC and UTS namespaces (a host name as random
-    as a container's), the system, Python and the kata read-only, and a fresh size-capped job folder, ``/tmp`` and
-    ``/dev/shm``; not the reference solutions, the grader's files, homes, other submissions, nor the checks and
-    their helpers (``kata/checks``)."""
-    import kata
-
+    """bubblewrap's options for one server: what texts.SANDBOX["bubblewrap"] says, and a host name as random as a
+    container's."""
     size = str(limits.disk_mb << 20)
     args = ["--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
             "--cap-drop", "ALL", "--hostname", secrets.token_hex(6), "--clearenv", "--proc", "/proc", "--dev", "/dev",
@@ -158,9 +128,14 @@ def _bwrap_args(roots: Roots, limits: Limits, root: bool, threads: int) -> list[
         args += ["--uid", "1000", "--gid", "1000"]
     for pair in _env(WORK, roots, threads, list, "bubblewrap"):
         args += ["--setenv", *pair]
-    ro = [d for d in _python_dirs() if not d.is_relative_to("/usr")] + [Path(kata.__file__).resolve().parent]
-    ro += [roots.data, roots.project.records]
-    binds = [("--ro-bind", Path("/usr"))] + [("--ro-bind", p) for p in _outermost([p for p in ro if p.exists()])]
+    python = {Path(sys.prefix), Path(sys.base_prefix), Path(sys.exec_prefix), Path(sys.base_exec_prefix),
+              Path(os.path.realpath(sys.executable)).parent.parent, *map(Path, site.getsitepackages())}
+    ro = {d.resolve() for d in python if d.is_dir()} | {Path(kata.__file__).resolve().parent, roots.data,
+                                                          roots.project.records}
+    binds = [("--ro-bind", Path("/usr"))]
+    for path in sorted((p for p in ro if p.exists() and not p.is_relative_to("/usr")), key=lambda p: len(p.parts)):
+        if not any(path.is_relative_to(b) for _kind, b in binds[1:]):   # the outermost of them
+            binds.append(("--ro-bind", path))
     binds += [("--ro-bind", Path("/etc") / n) for n in ETC_FILES if (Path("/etc") / n).exists()]
     gpus = [d for d in sorted(Path("/dev").glob("nvidia*")) if d.exists()]
     binds += [("--dev-bind", d) for d in gpus] + ([("--ro-bind", Path("/sys"))] if gpus else [])

@@ -1,13 +1,7 @@
-"""Points: each check's weight, from the reference's run, and each submission's score.
-
-The reference solutions are graded first, as a hand-in is (kata/grading/batch.py). That run lists the checks
-and fixes each one's weight: exercise X's points (kata/curriculum.toml) are shared equally among X's checks that
-the reference passes here; a check it skips (a slow check without ``--slow``, an accelerator's without one) or
-fails carries none, with a warning for a failure. A check earns its weight when it passed on the hand-in's
-answers, in the grader's own process (kata/grading/runner.py): a forged answer is an ordinary failing check.
-Each check's report names the records it read and what their answers rest on (kata.records.RESTS): the points
-whose checks read an answer resting on the graded process (a constant, a shape, a property, a behaviour:
-kata.records.PROCESS) are listed as such. Review notes never change points.
+"""Points: each check's weight, from the reference's run, and each submission's score (docs/teaching.md, "The
+trust model", 2). Exercise X's points are shared equally among X's checks that the reference passes here; a check
+it skips or fails carries none. The points whose checks read an answer resting on the graded process
+(kata.records.PROCESS) are listed as such. Review notes never change points.
 """
 
 from __future__ import annotations
@@ -18,9 +12,10 @@ from dataclasses import dataclass, field
 from kata import curriculum, records
 from kata.grading import texts
 from kata.grading.runner import Graded, exercise_name
+from kata.grading.sandbox import Limits
 from kata.i18n import _, say
 
-__all__ = ["Scheme", "Score", "finish", "percent", "score", "status_of"]
+__all__ = ["Scheme", "Score", "percent", "score", "status_of"]
 
 
 def percent(total: float, maximum: float) -> float:
@@ -85,14 +80,32 @@ class Score:
     status: str
 
 
-def score(graded: Graded, scheme: Scheme) -> Score:
-    exercises, passed, counted = {}, {}, {}
-    for name in curriculum.names():
-        mine = [c for c in scheme.checks if exercise_name(c) == name and scheme.weight[c] > 0]
-        earned = [c for c in mine if graded.results.get(c, {}).get("outcome") == "passed"]
-        exercises[name] = math.fsum(scheme.weight[c] for c in earned)
-        passed[name], counted[name] = len(earned), len(mine)
-    return Score(graded.name, exercises, passed, counted, math.fsum(exercises.values()), status_of(graded))
+def score(graded: Graded, scheme: Scheme, timeout: float = Limits.timeout) -> Score:
+    """The hand-in's score, once every check of the reference's list has an outcome (what did not run fails, saying
+    why: ``timeout`` is its time limit); a row that says why when its bytes made scoring fail."""
+    try:
+        for nodeid in [c for c in scheme.checks if c not in graded.results]:
+            exercise = exercise_name(nodeid)
+            if exercise not in graded.found:
+                why = say("exercises/{exercise}.py was not handed in (or not taken: see the status)", exercise=exercise)
+            elif graded.timed_out:
+                why = say("not run: the submission's time limit ({timeout:g} s) ran out before this check",
+                          timeout=timeout)
+            else:
+                why = _("not run: the test process ended before this check")
+            graded.results[nodeid] = {"outcome": "not run", "message": why, "cause": "not run"}
+        exercises, passed, counted = {}, {}, {}
+        for name in curriculum.names():
+            mine = [c for c in scheme.checks if exercise_name(c) == name and scheme.weight[c] > 0]
+            earned = [c for c in mine if graded.results.get(c, {}).get("outcome") == "passed"]
+            exercises[name] = math.fsum(scheme.weight[c] for c in earned)
+            passed[name], counted[name] = len(earned), len(mine)
+        return Score(graded.name, exercises, passed, counted, math.fsum(exercises.values()), status_of(graded))
+    except Exception as exc:  # noqa: BLE001 - one hand-in's data never ends the class's run
+        why = say("the grader could not score it: {kind}: {error}", kind=type(exc).__name__, error=str(exc)[:200])
+        graded.problems.append(why)
+        names = curriculum.names()
+        return Score(graded.name, dict.fromkeys(names, 0.0), dict.fromkeys(names, 0), dict.fromkeys(names, 0), 0.0, why)
 
 
 def status_of(graded: Graded) -> str:
@@ -117,18 +130,3 @@ def status_of(graded: Graded) -> str:
     if graded.notes:
         notes.append(say(texts.REVIEW[len(graded.notes) > 1], note=graded.notes[0], more=len(graded.notes) - 1))
     return "; ".join(notes) or "ok"
-
-
-def finish(graded: Graded, checks: list[str], timeout: float) -> None:
-    """Every check of the reference's list gets an outcome: what did not run fails, saying why."""
-    for nodeid in checks:
-        if nodeid in graded.results:
-            continue
-        exercise = exercise_name(nodeid)
-        if exercise not in graded.found:
-            why = say("exercises/{exercise}.py was not handed in (or not taken: see the status)", exercise=exercise)
-        elif graded.timed_out:
-            why = say("not run: the submission's time limit ({timeout:g} s) ran out before this check", timeout=timeout)
-        else:
-            why = _("not run: the test process ended before this check")
-        graded.results[nodeid] = {"outcome": "not run", "message": why, "cause": "not run"}

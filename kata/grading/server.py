@@ -1,23 +1,9 @@
-"""A job's server: the heavy libraries imported once, one forked child per request.
-
-Started by the grader (kata/grading/slots.py) as ``python -m kata.grading.server ROLE``, after taking the
-grader's ``KATA_*`` variables out of its environment. Two roles: ``records``, in the hand-in's sandbox
-(kata/grading/sandbox.py), asks a hand-in's modules the exercises' records (records/NAME.py, kata/records) and
-never imports pytest or the checks; ``verdicts``, the grader's own process, never sandboxed and never given a
-hand-in's code, runs the checks (pytest, the kata's plugin, the checks, collected once) on the answers the
-records gave (``--records-from``). For each request (one JSON line on stdin: ``{"id", "files", "wall", "quiet",
-...}``) it forks a child that reads the request, writes the files into a folder of its own (never reused, its
-name unguessable; the only modules it loads) or the answers to check (``records.json``), with ``HOME`` and
-``TMPDIR`` in it, and runs them. It waits for the child (its end seen within 20 ms; ended after ``wall`` seconds, or
-``quiet`` seconds without a new report line; meanwhile it tells the grader each second what the sandbox holds
-outside the processes' memory: ``{"held": BYTES}``); ends every other process of the sandbox before anything is
-read; and forks a process that reads the report and output as hostile input (kata/grading/hostile.py), brings
-the sandbox back to its start and checks it (kata/grading/leftovers.py), and answers with one JSON line on
-stdout: ``{"id", "end": "exit" | "wall" | "quiet", "status", "report", "output" (head and tail), "output_bytes",
-"disk_full", "seconds", "why" (the report not read), "left" (what is not back: the grader replaces the
-server)}``. So the server never holds a submission's files or report, for a later child to find in the memory
-it inherits. It is not dumpable (a child can neither trace it nor read its memory), and a child holds none of
-its pipes once the request is read. A server that dies or stops answering is replaced by the grader.
+"""A job's server, ``python -m kata.grading.server ROLE``: the heavy libraries imported once, a child per request
+(one JSON line on stdin), in a folder of its own. ``records``, in the hand-in's sandbox, asks a hand-in's modules
+the records; ``verdicts``, the grader's own process, never given a hand-in's code, runs the checks on their answers.
+A process forked once every other process of the sandbox is ended reads the report as hostile input, brings the
+sandbox back (kata/grading/leftovers.py) and answers one JSON line on stdout (slots.Answer): the server never holds
+a hand-in's files for a later child to inherit. Why: docs/teaching.md, "The trust model", 5.
 """
 
 from __future__ import annotations
@@ -41,7 +27,8 @@ from pathlib import Path
 from kata.grading import hostile
 from kata.grading.leftovers import Leftovers
 from kata.harness import collector, forked
-from kata.i18n import say
+from kata.i18n import say, set_language
+from kata.project import ProjectError, locate
 
 __all__ = ["main"]
 
@@ -61,10 +48,8 @@ PRELOAD = {"verdicts": SHARED + ("pytest", "pytest_timeout", "pytest_reportlog.p
 
 def _preload(role: str, collect: list[str]) -> None:
     for name in PRELOAD[role]:
-        try:
+        with contextlib.suppress(Exception):   # the child imports (and reports) what is missing itself
             importlib.import_module(name)
-        except Exception:  # noqa: BLE001 - the child imports (and reports) what is missing itself
-            pass
     with contextlib.suppress(Exception):
         forked.warm_torch()
     if role == "records":
@@ -94,8 +79,7 @@ def _child_records(request: dict, folder: Path) -> int:
 
     laptops = elsewhere.serve_laptops()   # forked from this process as it is: torch imported, no accelerator
     records.few_threads()   # as in a learner's run (kata/harness/plugin.py): the same floats, no spinning thread
-    ok, _ = sim.support()
-    context = records.Context(sim.install() if ok else None, folder / "tmp", DATA / records.DATA)
+    context = records.Context(sim.install() if sim.support()[0] else None, folder / "tmp", DATA / records.DATA)
     target = Target(folder / "exercises")
     done = set(request.get("skip", []))
     with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out, records.using(context):
@@ -158,23 +142,9 @@ def _child(role: str, folder: Path, control_in: int, told: int, out_fd: int) -> 
         os._exit(status)
 
 
-def _output(path: Path) -> tuple[str, int]:
-    """The child's output, its head and tail when long, and its size."""
-    try:
-        with hostile.open_regular(path) as f:
-            size = os.fstat(f.fileno()).st_size
-            head = f.read(OUTPUT_KEEP)
-            if size > 2 * OUTPUT_KEEP:
-                f.seek(size - OUTPUT_KEEP)
-                head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode()
-            return (head + f.read(OUTPUT_KEEP)).decode("utf-8", "replace"), size
-    except (OSError, hostile.Unreadable) as exc:
-        return f"({exc})", 0
-
-
 def _wait(pid: int, request: dict, report: Path, control_out: int, leftovers: Leftovers) -> str:
-    """Until the child ends, seen within 20 ms and not reaped (its process group stays whole), or is ended past
-    its limits: "exit", "wall" or "quiet". Each second, the grader is told what the sandbox holds."""
+    """Until the child ends (seen, not reaped: its group stays whole) or is ended: "exit", "wall" or "quiet". Each
+    second, the grader is told what the sandbox holds outside its processes' memory."""
     start = heard = told = time.monotonic()
     size = 0
     while os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
@@ -194,8 +164,7 @@ def _wait(pid: int, request: dict, report: Path, control_out: int, leftovers: Le
 
 
 def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -> bool:
-    """One request (False: there are none left), in a folder of its own: read by the child, answered by a process
-    forked at its end, once every other process of the sandbox is gone."""
+    """One request (False: there are none left), read by its child, answered by a process forked at its end."""
     folder = WORK / secrets.token_hex(16)   # never reused, and no earlier hand-in can know it
     for name in ("exercises", "out", "tmp", "home"):
         (folder / name).mkdir(parents=True, mode=0o700)
@@ -222,8 +191,7 @@ def _serve(role: str, control_in: int, control_out: int, leftovers: Leftovers) -
 
 def _answer(request: dict | None, end: str, status: int, start: float, folder: Path, control_out: int,
             leftovers: Leftovers) -> None:
-    """In a process forked for it, once every other process of the sandbox is gone: the report and the output
-    read as a stranger's, the sandbox brought back to its start and checked, the answer written (never returns)."""
+    """The report and output read as a stranger's, the sandbox brought back, the answer written; never returns."""
     try:
         report, why = "", ""
         try:
@@ -231,7 +199,16 @@ def _answer(request: dict | None, end: str, status: int, start: float, folder: P
                 report = f.read(REPORT_LIMIT).decode("utf-8", "replace")
         except (OSError, hostile.Unreadable) as exc:
             why = say("left its report unreadable ({why})", why=exc)
-        output, size = _output(folder / "out" / "output.log")
+        try:   # the output's head and tail, when long
+            with hostile.open_regular(folder / "out" / "output.log") as f:
+                size = os.fstat(f.fileno()).st_size
+                head = f.read(OUTPUT_KEEP)
+                if size > 2 * OUTPUT_KEEP:
+                    f.seek(size - OUTPUT_KEEP)
+                    head += f"\n... ({size - 2 * OUTPUT_KEEP:,} bytes of output left out) ...\n".encode()
+                output = (head + f.read(OUTPUT_KEEP)).decode("utf-8", "replace")
+        except (OSError, hostile.Unreadable) as exc:
+            output, size = f"({exc})", 0
         disk_full = shutil.disk_usage(WORK).free < (1 << 20)
         try:
             left = leftovers.clear()
@@ -251,9 +228,6 @@ def _settle() -> None:
     """The grader's ``KATA_*`` variables read into this process, then gone from its environment and from the copy
     the kernel shows (``/proc/self/environ``). ``KATA_SIM_UNTESTED`` (a teacher's own choice) stays for kata.sim."""
     global WORK, KIND, DATA, RECORDS
-    from kata.i18n import set_language
-    from kata.project import ProjectError, locate
-
     WORK, KIND = Path(os.environ.get("KATA_WORK", WORK)), os.environ.get("KATA_SANDBOX", KIND)
     DATA = Path(os.environ.get("KATA_DATA", DATA))
     RECORDS = Path(os.environ.get("KATA_HOME", ".")) / "records"

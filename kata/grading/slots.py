@@ -1,14 +1,6 @@
-"""The grader's side of a server (kata/grading/server.py): start it in its sandbox, ask it, watch it, replace it.
-
-A :class:`Slot` is one job's server of one role. It is started once and
-asked one request at a time; the grader waits for each answer with a deadline
-of its own, watches the memory of the server's children together, with what
-the server says its sandbox holds outside them (its tmpfs' files, System V
-shared memory; a cgroup holds it all too, as root), and ends and replaces a
-server that dies, stops answering, whose child ran out of memory, or whose
-sandbox a hand-in left other than it found it (the next ask starts a fresh
-one). Everything a slot started ends with it: its processes (by their cgroup,
-or their ancestry), its folder.
+"""The grader's side of a server (kata/grading/server.py): start it in its sandbox, ask it, watch it (the memory of
+its children together, where no cgroup holds it), and replace it when it dies, stops answering, or a hand-in left
+its sandbox other than it found it. Everything a slot started ends with it.
 """
 
 from __future__ import annotations
@@ -23,7 +15,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kata.grading.sandbox import CGROUP_ROOT, Limits, Plan, Roots, uid_of
+from kata.grading.sandbox import CGROUP_ROOT, UID_BASE, Limits, Plan, Roots
 from kata.harness import forked
 from kata.i18n import _, say
 
@@ -47,26 +39,23 @@ class Answer:
     why: str = ""                 # why there is no answer ("lost"), or why the report was not read
     left: list[str] = field(default_factory=list)   # what the hand-in left in the sandbox (it is then replaced)
 
-    @property
-    def signal(self) -> int | None:
-        return os.WTERMSIG(self.status) if self.end != "lost" and os.WIFSIGNALED(self.status) else None
 
-
-def _children() -> dict[int, list[int]]:
-    found: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            ppid = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        found.setdefault(ppid, []).append(int(entry.name))
-    return found
+def _text(path: str | Path) -> str:
+    """A file of /proc, of a cgroup or a log, as text ('' when it can't be read: a process gone)."""
+    with contextlib.suppress(OSError):
+        return Path(path).read_text(errors="replace")
+    return ""
 
 
 def _below(pid: int) -> list[int]:
-    children, found, stack = _children(), [], [pid]
+    """Every process descended from ``pid``."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(ValueError, IndexError):
+            if entry.name.isdigit():
+                ppid = int(_text(entry / "stat").rsplit(")", 1)[1].split()[1])
+                children.setdefault(ppid, []).append(int(entry.name))
+    found, stack = [], [pid]
     while stack:
         for child in children.get(stack.pop(), []):
             found.append(child)
@@ -76,10 +65,8 @@ def _below(pid: int) -> list[int]:
 
 def _private_bytes(pid: int) -> int:
     """Memory a process holds of its own (not what it shares with the server it was forked from)."""
-    with contextlib.suppress(OSError):
-        return sum(int(line.split()[1]) * 1024 for line in Path(f"/proc/{pid}/smaps_rollup").read_text().splitlines()
-                   if line.startswith(("Private_Clean:", "Private_Dirty:", "Swap:")))
-    return 0
+    return sum(int(line.split()[1]) * 1024 for line in _text(f"/proc/{pid}/smaps_rollup").splitlines()
+               if line.startswith(("Private_Clean:", "Private_Dirty:", "Swap:")))
 
 
 @dataclass
@@ -95,7 +82,6 @@ class Slot:
     process: subprocess.Popen | None = None
     server: int | None = None      # the server's pid, as this machine sees it
     cgroup: list[Path] = field(default_factory=list)
-    log: object = None
     requests: int = 0
 
     def start(self, wait: bool = True) -> None:
@@ -106,13 +92,13 @@ class Slot:
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True, mode=0o700)
         if self.plan.kind == "user":
-            os.chown(folder, uid_of(self.index), uid_of(self.index))
+            os.chown(folder, UID_BASE + self.index, UID_BASE + self.index)
         argv = self.plan.command(self.role, self.roots, self.limits, self.index, folder, self.threads) + self.collect
         self.cgroup = self._make_cgroup()
-        self.log = open(self.work / f"{self.role}-{self.index}.log", "ab")
-        self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log,
-                                        cwd=folder, start_new_session=True,
-                                        preexec_fn=self._join_cgroup if self.cgroup else None)
+        with open(self.work / f"{self.role}-{self.index}.log", "ab") as log:   # the server's stderr
+            self.process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=log,
+                                            cwd=folder, start_new_session=True,
+                                            preexec_fn=self._join_cgroup if self.cgroup else None)
         if wait:
             self.ready()
 
@@ -120,11 +106,14 @@ class Slot:
         line = self._line(time.monotonic() + READY_TIMEOUT)
         if line is None or "ready" not in line:
             self.stop()
-            raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=self._log_tail()))
-        self.server = ([p for p in [self.process.pid, *_below(self.process.pid)]   # the last: bubblewrap's own
-                        if b"kata.grading.server" in _cmdline(p)] or [self.process.pid])[-1]   # command names it too
+            last = _text(self.work / f"{self.role}-{self.index}.log").strip().splitlines()[-1:] or [_("no message")]
+            raise RuntimeError(say("the {role} sandbox did not start: {why}", role=self.role, why=last[0]))
+        # The last process whose command names the server (bubblewrap's own names it too).
+        self.server = ([p for p in [self.process.pid, *_below(self.process.pid)]
+                        if "kata.grading.server" in _text(f"/proc/{p}/cmdline")] or [self.process.pid])[-1]
         if self.cgroup:   # the ceiling: what the server holds once ready, and a submission's memory
-            held = sum(_resident(p) for p in [self.process.pid, *_below(self.process.pid)])
+            held = sum(int(pages) for p in [self.process.pid, *_below(self.process.pid)]
+                       for pages in _text(f"/proc/{p}/statm").split()[1:2]) * os.sysconf("SC_PAGE_SIZE")
             name = "memory.max" if self.plan.cgroups == "v2" else "memory.limit_in_bytes"
             with contextlib.suppress(OSError):
                 (self.cgroup[0] / name).write_text(str(held + (self.limits.memory_mb << 20)))
@@ -142,7 +131,6 @@ class Slot:
             self.stop()
             return Answer("lost", why=_("the sandbox's server was gone"))
         deadline, look = time.monotonic() + timeout, time.monotonic()
-        ceiling = self.limits.memory_mb << 20
         killed_for_memory, ooms, held = False, self._oom_kills(), 0
         while True:
             line = self._line(min(deadline, time.monotonic() + POLL))
@@ -162,7 +150,7 @@ class Slot:
             if not killed_for_memory and not self.cgroup and time.monotonic() >= look:   # (a cgroup holds it)
                 look = time.monotonic() + POLL
                 children = _below(self.server)
-                if sum(_private_bytes(p) for p in children) + held > ceiling:
+                if sum(_private_bytes(p) for p in children) + held > self.limits.memory_mb << 20:
                     killed_for_memory = True
                     for pid in children:
                         forked.end(pid)
@@ -175,16 +163,11 @@ class Slot:
                 self.process.wait(timeout=10)
             self.process = None
         for d in self.cgroup:
-            for pid in _pids_of(d):
-                forked.end(pid)
+            for pid in _text(d / "cgroup.procs").split():
+                forked.end(int(pid))
             with contextlib.suppress(OSError):
                 d.rmdir()
         self.cgroup = []
-        if self.log is not None:
-            self.log.close()
-            self.log = None
-
-    # --- the server's output ------------------------------------------------------------------
 
     def _line(self, deadline: float) -> dict | None:
         stream = self.process.stdout
@@ -192,21 +175,12 @@ class Slot:
             ready, _, _ = select.select([stream], [], [], max(0.0, deadline - time.monotonic()))
             if not ready:
                 return None
-            raw = stream.readline()
-            if not raw:
+            if not (raw := stream.readline()):
                 return None
-            try:
-                line = json.loads(raw)
-            except ValueError:
-                continue
-            if isinstance(line, dict):
-                return line
+            with contextlib.suppress(ValueError):
+                if isinstance(line := json.loads(raw), dict):
+                    return line
         return None
-
-    def _log_tail(self) -> str:
-        with contextlib.suppress(OSError, IndexError):
-            return (self.work / f"{self.role}-{self.index}.log").read_text(errors="replace").strip().splitlines()[-1]
-        return _("no message")
 
     # --- cgroups (as root, where the machine has them) --------------------------------------------
 
@@ -214,8 +188,7 @@ class Slot:
         if self.plan.cgroups is None:
             return []
         name = f"kata-grade-{os.getpid()}-{self.role}-{self.index}"
-        dirs = [CGROUP_ROOT / name] if self.plan.cgroups == "v2" else [CGROUP_ROOT / c / name for c in ("memory",
-                                                                                                         "pids")]
+        dirs = [CGROUP_ROOT / c / name for c in (("",) if self.plan.cgroups == "v2" else ("memory", "pids"))]
         try:
             for d in dirs:
                 d.mkdir(exist_ok=True)
@@ -228,31 +201,9 @@ class Slot:
         """How many processes the kernel has ended in this slot's cgroup for want of memory."""
         if not self.cgroup:
             return 0
-        name = "memory.events" if self.plan.cgroups == "v2" else "memory.oom_control"
-        try:
-            text = (self.cgroup[0] / name).read_text()
-        except OSError:
-            return 0
+        text = _text(self.cgroup[0] / ("memory.events" if self.plan.cgroups == "v2" else "memory.oom_control"))
         return next((int(line.split()[1]) for line in text.splitlines() if line.startswith("oom_kill ")), 0)
 
     def _join_cgroup(self) -> None:
         for d in self.cgroup:
             (d / "cgroup.procs").write_text(str(os.getpid()))
-
-
-def _cmdline(pid: int) -> bytes:
-    with contextlib.suppress(OSError):
-        return Path(f"/proc/{pid}/cmdline").read_bytes()
-    return b""
-
-
-def _resident(pid: int) -> int:
-    with contextlib.suppress(OSError, ValueError, IndexError):
-        return int(Path(f"/proc/{pid}/statm").read_text().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    return 0
-
-
-def _pids_of(cgroup: Path) -> list[int]:
-    with contextlib.suppress(OSError, ValueError):
-        return [int(x) for x in (cgroup / "cgroup.procs").read_text().split()]
-    return []

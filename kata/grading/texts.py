@@ -1,6 +1,5 @@
-"""The grader's longer sentences, marked for translation (issue #21), shown with :func:`kata.i18n.say` or
-:func:`kata.i18n._` by ``kata grade`` and ``kata gradescope``. Pairs are (one, more than one).
-"""
+"""The grader's longer sentences, marked for translation, for ``kata grade`` and ``kata gradescope``. Pairs are
+(one, more than one)."""
 
 from __future__ import annotations
 

@@ -1,9 +1,5 @@
-"""Notes for the teacher's review: what in a submission's source reaches past what the exercises need.
-
-Points never rest on this (the checks of the records' answers decide them): a note only
-says where a teacher may want to look (``review:`` in the status, points
-kept). What ordinary code uses is never noted: ``os``, ``pathlib``, ``sys``,
-``logging``, ``argparse``, type hints, dataclasses, prints, helper modules.
+"""Notes for the teacher's review, never points: what in a submission's source reaches past what the exercises
+need. What ordinary code uses is never noted (``os``, ``pathlib``, ``sys``, type hints, prints, helper modules).
 """
 
 from __future__ import annotations
@@ -42,8 +38,7 @@ def _why(name: str) -> str | None:
 
 
 def _module_notes(node) -> list[tuple[int, str, str]]:
-    """What an import reaches: each module it names; for ``from X import Y`` where X is none to note, each ``X.Y``
-    (``from kata import records`` takes the module ``kata.records``)."""
+    """Notes on the modules an import reaches: ``from X import Y`` reaches X, or each ``X.Y`` where X needs none."""
     if isinstance(node, ast.Import):
         names = [a.name for a in node.names]
     elif _why(node.module or ""):
