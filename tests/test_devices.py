@@ -18,7 +18,8 @@ import numpy as np
 import pytest
 import torch
 
-from kata.checks.messages import describe, fail_if, numpy_refusal
+from kata.checks.messages import describe, fail_if, numpy_refusal, where_in
+from kata.harness.target import target_of
 from kata.i18n import N_, _, say
 from kata.records.snapshots import Change
 from kata.records.strategies import Pair
@@ -129,6 +130,20 @@ def test_device_of_a_tensor_is_its_device(devices):
                 "tensor is on {meta}", got=got, meta=_(META))
 
 
+NEXT_EMPTY = N_("device_of(model) raised StopIteration for {case}: next(model.parameters()) has nothing to give "
+                "when a module has no parameters. Look through the parameters, then the buffers, and return None "
+                "when there are neither (a loop over each does, or next(iterator, None))\n  {where}")
+
+
+def module_device(devices, kind, case):
+    """device_of's answer for the module of ``kind``; its StopIteration (next() of an empty iterator) explained."""
+    __tracebackhide__ = True
+    try:
+        return devices.answer("device_of_module", kind)
+    except StopIteration as exc:
+        fail_if(say(NEXT_EMPTY, case=case, where=where_in(exc, target_of(devices).path) or "StopIteration"))
+
+
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     got = devices.answer("device_of_module", "built on the CPU")
     if got != torch.device("cpu"):
@@ -136,11 +151,11 @@ def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
     got = devices.answer("device_of_module", "moved")
     if got != ELSEWHERE:
         fail_if(say(MODULE_DEVICE, case=say("after model.to(device) to {meta}", meta=_(META)), got=repr(got)))
-    got = devices.answer("device_of_module", "buffers only")
+    got = module_device(devices, "buffers only", _("a module with a buffer and no parameters"))
     assert got == ELSEWHERE, say(
         "a module with no parameters but a buffer lives where its first buffer is: look at model.buffers() next\n"
         "  it gave {got!r}; the buffer is on {meta}", got=got, meta=_(META))
-    got = devices.answer("device_of_module", "nothing")
+    got = module_device(devices, "nothing", _("nn.ReLU(), which holds no tensors"))
     assert got is None, say(
         "nn.ReLU() holds no tensors at all, so it lives on no device: device_of must return None\n  it gave {got!r}",
         got=got)
