@@ -269,6 +269,11 @@ def load(case, sizes=SIZES):
                         "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
                         "real CelebA loads exactly as in torchvision).\n  ({error})", error=str(err)),
                     pytrace=False)
+    if isinstance(err, RuntimeError) and "gdown" in str(err):   # the book's download=True, met before any other rule
+        pytest.fail(say("load_splits asked CelebA to download (download=True): the kata never downloads, the data is "
+                        "already on disk (the book passes download=False), and torchvision's md5 check rejects the "
+                        "kata's synthetic CelebA and turns to Google Drive. Load each split with `from kata.celeba "
+                        "import CelebA` and download=False.\n  ({error})", error=str(err)), pytrace=False)
     if isinstance(err, ValueError):
         fail_if(unknown_split(str(err)))
         kwargs = dict(zip(("n_train", "n_valid"), case.args[:2])) if sizes is SIZES else {}
