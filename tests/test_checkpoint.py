@@ -350,8 +350,9 @@ def elsewhere_problem(found: dict, call: str) -> str | None:
         return None
     text = f"{error['type']}: {error['message']}"
     if "Attempting to deserialize object on a CUDA device" in error["message"]:
-        return say(lessons.ELSEWHERE_NEEDS_MAP_LOCATION, error=text, where=error["where"] or _(A_LIBRARY_CALL),
-                   source=error["source"])
+        lesson = (lessons.ELSEWHERE_MAP_LOCATION_NONE if "map_location" in (error["source"] or "")   # given None
+                  else lessons.ELSEWHERE_NEEDS_MAP_LOCATION)
+        return say(lesson, error=text, where=error["where"] or _(A_LIBRARY_CALL), source=error["source"])
     return say(lessons.ELSEWHERE_FAILED, call=call, where=error["where"] or _(A_LIBRARY_CALL), source=error["source"],
                error=text)
 

@@ -22,20 +22,20 @@ __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACC
            "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES", "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING",
            "CKPT_MOVED_THE_MODEL", "CKPT_NO_EPOCH", "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE",
            "CKPT_NO_OPTIMIZER_STATE", "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL",
-           "CKPT_REFUSED_AS", "CKPT_UNREADABLE", "ELSEWHERE_FAILED", "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN",
-           "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
-           "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE",
-           "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL", "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH",
-           "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES", "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH",
-           "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS",
-           "LOSS_IS_L1", "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED",
-           "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED",
-           "NO_STEP", "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS",
-           "OPTIMIZER_STATE_LEFT_BEHIND", "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS",
-           "RESUME_DONE", "RESUME_NEEDS_LOAD", "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT",
-           "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS",
-           "TRAIN_NOTE", "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY",
-           "ZEROED_BEFORE_STEP", "say"]
+           "CKPT_REFUSED_AS", "CKPT_UNREADABLE", "ELSEWHERE_FAILED", "ELSEWHERE_MAP_LOCATION_NONE",
+           "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN", "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD",
+           "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR",
+           "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE", "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL",
+           "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH", "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES",
+           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
+           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
+           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED", "MIXED_DEVICES",
+           "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED", "NO_STEP",
+           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "OPTIMIZER_STATE_LEFT_BEHIND",
+           "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS", "RESUME_DONE", "RESUME_NEEDS_LOAD",
+           "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER",
+           "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE",
+           "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
 
 
 # --- what a history may hold: four lists of Python floats ----------------------
@@ -393,6 +393,12 @@ ELSEWHERE_NEEDS_MAP_LOCATION = N_(
     "Why: torch.save writes each tensor with the device it lived on (cuda:0), and torch.load puts it back there "
     "unless it is told where, which a machine without that device can't do. Map the file's tensors to the "
     "model's device as they are read: torch.load(path, map_location=device, ...)")
+ELSEWHERE_MAP_LOCATION_NONE = N_(
+    "load_checkpoint can't open a file saved on a GPU on a machine without one: its torch.load was given "
+    "map_location, but as None (load_checkpoint's device=None, passed on as it is), and None maps nothing\n"
+    "  {error}\n  at {where}: {source}\n"
+    "Why: device=None means the model's own device (that of its first parameter). Work that device out before "
+    "reading the file, then map the tensors there: torch.load(path, map_location=that_device, ...)")
 ELSEWHERE_FAILED = N_(
     "load_checkpoint failed on a machine without a GPU, opening a file saved on one (in a fresh process without "
     "an accelerator)\n  {call} failed at {where}: {source}\n  {error}")
