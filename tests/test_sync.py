@@ -169,6 +169,11 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
     if accelerator.type == "mps":
         pytest.skip(_("counting synchronisations needs CUDA's sync debug mode or the simulated accelerator"))
     _seed, found = epoch_of(sync, "syncs", device=accelerator)   # six batches
+    reads = {"item", "float", "tolist", "cpu"}
+    assert not (found["total"] == 2 and set(found["by_kind"]) <= reads), say(   # the two numbers, one by one
+        "train_epoch read its two numbers from the device one at a time: each read is a synchronisation, so the "
+        "epoch has two where it needs one. Two numbers leave the device in one transfer: put them in one tensor on "
+        "the device, then read that once\n  ({found})", found=counted(found))
     assert found["total"] <= 1, say(
         "train_epoch must synchronise the device with the host at most once per epoch: {lesson}\n"
         "  it synchronised {count} times in an epoch of 6 batches ({found})", lesson=_(SYNC_LESSON),
