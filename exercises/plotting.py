@@ -47,6 +47,10 @@ def plot_history(history):
       don't change its tensors in place (not even their `requires_grad`).
     - Never block: no `plt.show()`, no `plt.pause()`, nothing that opens a
       window or waits; the figure must render with the Agg backend.
+    - The layout is yours (not checked): the book's `figsize=(12, 4)` with
+      matplotlib's default margins cuts the 'Epoch' labels off at the bottom
+      of a saved PNG; `fig.tight_layout()` after drawing, or a figure made
+      with `layout='constrained'`, makes every label fit.
 
     Concept: matplotlib can only draw host values; converting is the
     plotter's job when the history may hold anything.
