@@ -60,7 +60,10 @@ def built(model):
         second = model.build_model()
         found.update(layers=[settings(m) for m in leaves(net)], count=sum(p.numel() for p in net.parameters()),
                      devices=sorted({p.device.type for p in net.parameters()}), same=second is net,
-                     shared=bool({id(p) for p in net.parameters()} & {id(p) for p in second.parameters()}))
+                     shared=bool({id(p) for p in net.parameters()} & {id(p) for p in second.parameters()}),
+                     same_weights=isinstance(second, nn.Module) and any(True for _ in net.parameters()) and all(
+                         a.shape == b.shape and torch.equal(a.detach().cpu(), b.detach().cpu())
+                         for a, b in zip(net.parameters(), second.parameters(), strict=False)))
     return found
 
 

@@ -165,6 +165,11 @@ def test_each_call_builds_a_new_model(model):
     assert not found["shared"], _(
         "two models from build_model() share parameter tensors: create new layers at each call, inside the "
         "function")
+    assert not found.get("same_weights"), _(
+        "two calls of build_model() gave the same initial weights: it seeds the random generator itself "
+        "(torch.manual_seed inside), so every model is the same and the caller's generator, which shuffling and "
+        "Dropout draw from, starts over at each build. Seed once, outside, before building (the book: "
+        "torch.manual_seed(1), then the model)")
 
 
 def test_dropout_is_active_in_train_mode_only(model):
