@@ -49,8 +49,15 @@ def watched(sync, seed, kind):
 
 @record(tiny_seeds, rests=(WORK, CONSTANT, BEHAVIOUR), accelerator=True)
 def on_accelerator(sync, seed):
-    """One epoch of the tiny setup on the accelerator, then on the CPU"""
-    return {"device": epoch(sync, seed, context().accelerator), "cpu": epoch(sync, seed)}
+    """One epoch of the tiny setup on the accelerator (on the simulated one, with the lines of its non_blocking
+    copies to the host), then on the CPU"""
+    from kata import sim
+
+    device = context().accelerator
+    with sim.count_syncs() if sim.is_sim(device) else contextlib.nullcontext(None) as counted:
+        on_device = epoch(sync, seed, device)
+    copies = counted.copies if counted is not None else []
+    return {"device": {**on_device, "copies_to_host": copies}, "cpu": epoch(sync, seed)}
 
 
 @record(tiny_seeds, rests=(SHAPE, BEHAVIOUR), accelerator=True)

@@ -114,13 +114,13 @@ def measured_on_accelerator(training, seed, kind):
         on_both = dict(epochs=2) if kind == "two epochs" else {}
         return {"device": ran(training, seed, to="cpu" if on_both else acc, device=acc, **on_both),
                 "cpu": ran(training, seed, **on_both)}
-    model, _train_dl, valid_dl, _log = tiny_setup(seed=seed)
+    model, _train_dl, valid_dl, log = tiny_setup(seed=seed)
     try:
-        return placed(model, {"result": training.evaluate(model, valid_dl, device=acc)})
+        return placed(model, {"result": training.evaluate(model, valid_dl, device=acc), "log": log.data()})
     except (TypeError, RuntimeError, ValueError) as exc:   # what the check explains (PyTorch's device errors)
         if isinstance(exc, NotImplementedError) or {p.device.type for p in model.parameters()} == {acc.type}:
             raise
-        return placed(model, {"result": None})
+        return placed(model, {"result": None, "log": log.data()})
 
 
 @record(rests=SOURCE)

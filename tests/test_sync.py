@@ -16,6 +16,7 @@ CUDA with `torch.cuda.set_sync_debug_mode`, which warns at every synchronising c
 PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown.
 """
 
+import math
 
 import pytest
 import torch
@@ -63,6 +64,14 @@ BATCH_IN_EPOCH = N_("{cause}\n  a batch of train_epoch(model, dl, loss_fn, optim
 
 NOT_FLOATS = N_("train_epoch returns Python floats: convert the device sums once, at the end (e.g. "
                 "torch.stack([loss_sum, correct_sum]).tolist())\n  its {name} is {value}")
+NOT_LANDED = N_(
+    "a copy to the host with non_blocking=True is there only after the next synchronisation: it is queued behind "
+    "the device's work and returns at once, so reading its destination before a sync (torch.cuda.synchronize(), or "
+    "a blocking read of a device tensor such as .tolist()) finds whatever that memory held, here NaN (the simulated "
+    "accelerator's mark of a copy still on its way). Bring the sums over with one blocking .tolist() of the device "
+    "tensor (that is the epoch's one sync), or synchronise before reading the copy\n"
+    "  on {accelerator}, train_epoch returned ({loss}, {accuracy}), read from the copy to the host at {place} before "
+    "it landed; on the CPU it returns ({cpu_loss:.6f}, {cpu_accuracy})")
 WEIGHTS_DIFFER = N_("after one epoch the weights differ from the book's loop: per batch forward, BCELoss, backward, "
                     "optimizer.step(), optimizer.zero_grad()")
 
@@ -183,6 +192,21 @@ def test_train_epoch_syncs_at_most_once_per_epoch(sync, accelerator):
         assert type(v) is float, say(NOT_FLOATS, name=name, value=describe(v))   # converted in that one sync
 
 
+def finite(values) -> bool:
+    return isinstance(values, tuple) and all(type(v) is float and math.isfinite(v) for v in values)
+
+
+def not_landed(found, accelerator) -> str | None:
+    """NOT_LANDED when the epoch on the accelerator returned NaN after a non_blocking copy to the host (the
+    simulated accelerator's copy in flight, which it tells the record of) where the CPU's gives numbers, or None."""
+    result, cpu = found["device"]["result"], found["cpu"]["result"]
+    copies = found["device"].get("copies_to_host") or []
+    if not copies or finite(result) or not finite(cpu):
+        return None
+    return say(NOT_LANDED, accelerator=accelerator, loss=result[0], accuracy=result[1],
+               place=", ".join(dict.fromkeys(copies)), cpu_loss=cpu[0], cpu_accuracy=cpu[1])
+
+
 @pytest.mark.cuda
 def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accelerator):
     seed, found = epoch_of(sync, "on_accelerator", device=accelerator)
@@ -191,6 +215,7 @@ def test_train_epoch_on_the_accelerator_gives_the_book_loops_numbers(sync, accel
     if (loss, accuracy) == (pytest.approx(want_loss, rel=1e-4), pytest.approx(want_acc)) and same_weights(
             found["device"]["after"], want_model, atol=1e-5):
         return
+    fail_if(not_landed(found, accelerator))
     # What is wrong on the CPU too is said as the CPU's checks say it: the device is not the cause.
     log = Log.of(found["device"]["log"])
     fail_if(training_problem(log) or measured_wrong(log, loss, accuracy))

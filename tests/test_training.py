@@ -463,4 +463,7 @@ def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
         fail_if(say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu", after=", ".join(sorted(after))))
     fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
     if tuple(result) != (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
+        m = measures(Log.of(found["log"]), "valid", N_VALID)
+        fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
+                or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
         fail_if(say(EVALUATE_MEASURES, got=tuple(result), want=want))

@@ -17,25 +17,27 @@ from __future__ import annotations
 from kata.i18n import N_, say  # say: a template, translated, then filled in
 
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
-           "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE", "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED",
-           "ANOTHER_MODEL", "BACKWARD_COUNT", "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT",
-           "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES", "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING",
-           "CKPT_MOVED_THE_MODEL", "CKPT_NO_EPOCH", "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE",
-           "CKPT_NO_OPTIMIZER_STATE", "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL",
-           "CKPT_REFUSED_AS", "CKPT_UNREADABLE", "ELSEWHERE_FAILED", "ELSEWHERE_MAP_LOCATION_NONE",
-           "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN", "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD",
-           "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT", "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR",
-           "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE", "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL",
-           "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH", "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES",
-           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
-           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
-           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_UNEXPLAINED", "MIXED_DEVICES",
-           "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED", "NO_STEP",
-           "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS", "OPTIMIZER_STATE_LEFT_BEHIND",
-           "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS", "RESUME_DONE", "RESUME_NEEDS_LOAD",
-           "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT", "SUMS_CARRIED_OVER",
-           "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS", "TRAIN_NOTE",
-           "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY", "ZEROED_BEFORE_STEP", "say"]
+           "ACCURACY_DIVIDED_BY_FULL_BATCHES", "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE",
+           "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT",
+           "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT", "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES",
+           "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING", "CKPT_MOVED_THE_MODEL", "CKPT_NO_EPOCH",
+           "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE", "CKPT_NO_OPTIMIZER_STATE",
+           "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL", "CKPT_REFUSED_AS", "CKPT_UNREADABLE",
+           "ELSEWHERE_FAILED", "ELSEWHERE_MAP_LOCATION_NONE", "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN",
+           "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
+           "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE",
+           "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL", "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH",
+           "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES", "LOSS_DIVIDED_BY_FULL_BATCHES", "LOSS_FUNCTION",
+           "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES",
+           "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED",
+           "LOSS_OF_THE_LAST_BATCH", "LOSS_SUMMED_BATCH", "LOSS_SUMMED_OVER_THE_BATCH", "LOSS_UNEXPLAINED",
+           "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED",
+           "NO_STEP", "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS",
+           "OPTIMIZER_STATE_LEFT_BEHIND", "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS",
+           "RESUME_DONE", "RESUME_NEEDS_LOAD", "RESUME_NOTHING", "RUNS_CODE", "STEP_BEFORE_BACKWARD", "STEP_COUNT",
+           "SUMS_CARRIED_OVER", "TRAINING_DIFFERS", "TRAIN_CRASH", "TRAIN_CRASH_FLOAT", "TRAIN_CRASH_FLOATS",
+           "TRAIN_NOTE", "TRAIN_NOTE_SIM", "TRAIN_NO_CHECKPOINT", "VALUE_IS", "WHERE_IN_A_LIBRARY",
+           "ZEROED_BEFORE_STEP", "say"]
 
 
 # --- what a history may hold: four lists of Python floats ----------------------
@@ -182,6 +184,13 @@ LOSS_FUNCTION = N_(
 # What the loss is instead, when the check can tell (from one batch, or from the epoch's mean).
 LOSS_FUNCTION_BATCH = N_("  for a training batch the loss backpropagated is {got}; nn.BCELoss() of the model's output "
                           "gives {want}")
+LOSS_SUMMED_OVER_THE_BATCH = N_(
+    "the loss backpropagated is the sum of the batch's per-sample losses, not their mean (nn.BCELoss(reduction="
+    "'sum'), or the mean times the batch size): its gradients are the batch size times the book's, so the steps "
+    "differ from the book's (and a smaller last batch weighs less than the others). Backpropagate nn.BCELoss() as "
+    "it is (reduction='mean', the default); multiply by the batch size only in the running sum, loss.item() * n")
+LOSS_SUMMED_BATCH = N_("  for a training batch of {n} samples the loss backpropagated is {got:.6f}, {n} times "
+                       "nn.BCELoss()'s mean of {want:.6f}")
 LOSS_IS_FOR_LOGITS = N_(
     "  {name} = {got:.6f} is what nn.BCEWithLogitsLoss() gives for these probabilities, the same as nn.BCELoss() "
     "after a second sigmoid (the model ends with its own Sigmoid, so its output is already a probability); "
@@ -227,6 +236,14 @@ LOSS_IS_A_MEAN_OVER_BATCHES = N_("  {name} = {got:.6f} is the mean over the {bat
                                   "{samples} samples is {want:.6f}")
 LOSS_DIVIDED_BY_BATCHES = N_("  {name} = {got:.6f} is the sum over samples divided by the {batches} batches, not "
                               "by the {samples} samples; the mean over samples is {want:.6f}")
+LOSS_DIVIDED_BY_FULL_BATCHES = N_(
+    "  {name} = {got:.6f} is the sum over samples divided by {padded}, len(dl) * batch_size ({batches} batches of "
+    "{batch}), not by the {samples} samples, len(dl.dataset): the last batch holds fewer; the mean over samples "
+    "is {want:.6f}")
+LOSS_OF_THE_LAST_BATCH = N_(
+    "  {name} = {got:.6f} is the loss of the epoch's last batch alone ({last} samples): after the loop, `loss` "
+    "holds the last batch's; sum each batch's loss.item() * n in the loop and divide by the {samples} samples, "
+    "which gives {want:.6f}")
 LOSS_NOT_WEIGHTED = N_("  {name} = {got:.6f} adds up the batch losses without multiplying each by its batch size; the "
                         "mean over samples is {want:.6f}")
 SUMS_CARRIED_OVER = N_("  {name} = {got:.6f} counts the earlier epochs' batches too: the running sums start again at 0 "
@@ -237,6 +254,9 @@ ACCURACY_NOT_A_SHARE = N_(
     "(len(dl.dataset))")
 ACCURACY_DIVIDED_BY_BATCHES = N_("  {name} = {got:.6f} is the number right divided by the {batches} batches, not by "
                                   "the {samples} samples; the share is {want:.6f}")
+ACCURACY_DIVIDED_BY_FULL_BATCHES = N_(
+    "  {name} = {got:.6f} is the {correct} right divided by {padded}, len(dl) * batch_size ({batches} batches of "
+    "{batch}), not by the {samples} samples, len(dl.dataset): the last batch holds fewer; the share is {want:.6f}")
 ACCURACY_MEAN_OF_SHARES = N_("  {name} = {got:.6f} is the mean of the batches' shares; over all {samples} samples the "
                               "share is {want:.6f}")
 ACCURACY_ALL_ONE = N_("  {name} = {got:.6f} is the share of labels that are 1, as if every prediction were 1; the "

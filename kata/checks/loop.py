@@ -8,8 +8,10 @@ From it these helpers say what differs from the book's loop, one cause at a
 time, each with the same first line in every check it fails (so a run shows it
 once): no step, another model's parameters, another optimizer or learning rate,
 another loss, step before backward, gradients zeroed before the step or never,
-a mean over batches instead of over samples. Where the log can't tell causes
-apart, the message says so in one line instead of guessing.
+a mean over batches instead of over samples, a count of samples taken as
+len(dl) * batch_size, the last batch's loss for the epoch's, a loss summed over
+the batch. Where the log can't tell causes apart, the message says so in one
+line instead of guessing.
 """
 
 from __future__ import annotations
@@ -90,6 +92,10 @@ def loss_function_problem(log: Log) -> str | None:
             want = _loss(last)
             got = loss.item() if loss.numel() == 1 else None
             if got is None or want is None or not _close(got, want):
+                n = len(last.labels)
+                if got is not None and want is not None and n > 1 and _close(got, want * n):
+                    shown = say(lessons.LOSS_SUMMED_BATCH, got=got, want=want, n=n)
+                    return f"{_(lessons.LOSS_SUMMED_OVER_THE_BATCH)}\n{shown}"
                 for kind, (line, _fn) in _OTHER_LOSSES.items():
                     other = _loss(last, kind)
                     if got is not None and want is not None and other is not None and _close(got, other):
@@ -184,11 +190,16 @@ class Measures:
             return
         this = slice(start, end)
         weighted = [v * n for v, n in zip(losses, sizes)]
+        self.batch = max(sizes[this])            # the loader's batch size: its batches but the last hold that many
+        self.padded = per_epoch * self.batch     # len(dl) * batch_size, more than the samples when the last is smaller
+        self.last_size = sizes[end - 1]
         self.loss = sum(weighted[this]) / samples
         self.loss_wrong = {
             lessons.LOSS_IS_A_MEAN_OVER_BATCHES: sum(losses[this]) / per_epoch,
             lessons.LOSS_DIVIDED_BY_BATCHES: sum(weighted[this]) / per_epoch,
+            lessons.LOSS_DIVIDED_BY_FULL_BATCHES: sum(weighted[this]) / self.padded,
             lessons.LOSS_NOT_WEIGHTED: sum(losses[this]) / samples,
+            lessons.LOSS_OF_THE_LAST_BATCH: losses[end - 1],
             lessons.SUMS_CARRIED_OVER: sum(weighted[:end]) / samples}
         self.other_losses = {} if use_backward else {
             line: sum(_loss(e, kind) * len(e.labels) for e in batches[this]) / samples
@@ -199,6 +210,7 @@ class Measures:
         self.accuracy_wrong = {
             lessons.ACCURACY_DIVIDED_BY_BATCHES: self.correct / per_epoch,
             lessons.ACCURACY_MEAN_OF_SHARES: sum(c / n for c, n in zip(counts[this], sizes[this])) / per_epoch,
+            lessons.ACCURACY_DIVIDED_BY_FULL_BATCHES: self.correct / self.padded,
             lessons.SUMS_CARRIED_OVER: sum(counts[:end]) / samples,
             lessons.ACCURACY_ALL_ONE: ones / samples,
             lessons.ACCURACY_ALL_ZERO: (sum(sizes[this]) - ones) / samples}
@@ -215,7 +227,8 @@ def means_problem(m: Measures, name: str, got: float, what: str) -> str | None:
     those) a line that says the check can't tell."""
     if not m.known:
         return None
-    values = dict(name=name, got=got, batches=m.batches, samples=m.samples, correct=m.correct)
+    values = dict(name=name, got=got, batches=m.batches, samples=m.samples, correct=m.correct, batch=m.batch,
+                  padded=m.padded, last=m.last_size)
     if what == "loss":
         if _close(got, m.loss):
             return None

@@ -18,7 +18,8 @@ API (``from kata import sim``)::
                                        # install(), and torch.simgpu.is_available()
                                        # (so torch.accelerator.is_available()) is True inside
     count_syncs() -> ContextManager[Syncs]
-                                       # .total, .by_kind {kind: n}, .events [(kind, "file:line")], .reset()
+                                       # .total, .by_kind {kind: n}, .events [(kind, "file:line")], .reset(),
+                                       # .copies ["file:line"]: non_blocking copies to the host (no syncs)
     is_sim(obj) -> bool                # a simgpu tensor, module (by its first parameter),
                                        # torch.device or device string
     NAME = "simgpu"; SimTensor         # the tensor class of the device's tensors

@@ -34,6 +34,7 @@ class Syncs:
 
     by_kind: Counter = field(default_factory=Counter)
     events: list = field(default_factory=list)  # (kind, "file:line") in order
+    copies: list = field(default_factory=list)  # "file:line" of each non_blocking copy to the host (not a sync)
 
     @property
     def total(self) -> int:
@@ -42,6 +43,7 @@ class Syncs:
     def reset(self) -> None:
         self.by_kind.clear()
         self.events.clear()
+        self.copies.clear()
 
     def __repr__(self) -> str:
         return f"Syncs(total={self.total}, by_kind={dict(self.by_kind)})"
@@ -85,6 +87,10 @@ def defer(destination: torch.Tensor, data: torch.Tensor) -> None:
     with torch.no_grad():
         destination.fill_(float("nan") if destination.is_floating_point() or destination.is_complex() else 0)
     _in_flight.copies.append((destination, data))
+    if _counters:
+        where = _caller()
+        for syncs in _counters:
+            syncs.copies.append(where)
 
 
 def flush() -> None:
@@ -125,8 +131,9 @@ def count_syncs():
     """Count the synchronisations of simgpu tensors with the host in the block.
 
     Yields a :class:`Syncs`: ``.total``, ``.by_kind`` (a Counter: ``{"item": 3}``),
-    ``.events`` (``[(kind, "file:line"), ...]``) and ``.reset()``.  Blocks may nest;
-    each counts what happens inside it.
+    ``.events`` (``[(kind, "file:line"), ...]``), ``.copies`` (``["file:line", ...]``: the
+    ``non_blocking=True`` copies to the host, which are no syncs) and ``.reset()``.  Blocks may
+    nest; each counts what happens inside it.
     """
     syncs = Syncs()
     _counters.append(syncs)

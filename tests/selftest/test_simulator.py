@@ -378,6 +378,12 @@ def test_a_non_blocking_copy_to_the_host_arrives_at_the_next_sync(dev):
     into = torch.zeros(2)
     into.copy_(t * 3, non_blocking=True)
     assert torch.ones(2).to(dev).cpu().tolist() == [1.0, 1.0] and into.tolist() == [3.0, 6.0]
+    with sim.count_syncs() as syncs:   # no sync, but each copy's line is told (a check names it)
+        t.to("cpu", non_blocking=True), into.copy_(t, non_blocking=True)
+    assert syncs.total == 0 and len(syncs.copies) == 2
+    assert all(where.startswith(__file__ + ":") for where in syncs.copies)
+    syncs.reset()
+    assert syncs.copies == []
 
 
 def test_sync_counters_nest_reset_and_ignore_cpu_tensors(dev):
