@@ -144,12 +144,16 @@ def _records(job: Job, graded: Graded, files: dict[str, str], deadline: float) -
                                   "quiet": records.RECORD_SECONDS + 15, "start": 2 * records.RECORD_SECONDS}, left + 60)
         _log(graded, "the records", answer)
         for line in answer.report.splitlines():
-            with contextlib.suppress(hostile.Unreadable):
-                match hostile.decode(line):
-                    case [str(exercise), str(name), dict(result)]:
-                        if name in graded.records.setdefault(exercise, {}):   # void, not replaced: whose is it?
-                            result = {"error": say("the record was written twice; the grader takes neither")}
-                        graded.records[exercise][name] = result
+            try:
+                decoded = hostile.decode(line)
+            except hostile.Unreadable as err:   # said, so that a record lost this way is not taken for a crash
+                graded.problems.append(say("a line of its records' report was not read: {why}", why=err))
+                continue
+            match decoded:
+                case [str(exercise), str(name), dict(result)]:
+                    if name in graded.records.setdefault(exercise, {}):   # void, not replaced: whose is it?
+                        result = {"error": say("the record was written twice; the grader takes neither")}
+                    graded.records[exercise][name] = result
         pending = [(ex, n) for ex, n in order if n not in graded.records.get(ex, {})]
         if not pending:
             return
