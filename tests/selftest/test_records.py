@@ -172,10 +172,10 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
     learner's run draws: each weighted check passes there exactly where it passes in a learner's run."""
     from test_grade import kata
 
-    from kata.grading import batch
+    from kata.grading import runner
 
     subs = hand_ins(tmp_path / "hand-ins", pristine_stubs)
-    monkeypatch.setattr(batch, "new_seed", lambda: asking.SEED)
+    monkeypatch.setattr(runner, "new_seed", lambda: asking.SEED)
     assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
     differ = {}
     for name, folder in subs.items():
