@@ -267,9 +267,9 @@ def python_type_for(t: torch.Tensor):
 
 NOT_PLAIN = N_("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
                "to the host)\n  {what} was {old} and became {new}")
-DTYPE_ONLY = N_("a tensor did not become plain Python: .float() (like .double() and .to(dtype)) changes only the "
-               "dtype, and gives a tensor again, on the same device; .item() gives a Python number, .tolist() "
-               "Python lists\n  {what} was {old} ({old_dtype}) and became {new} ({new_dtype})")
+DTYPE_ONLY = N_("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
+               "to the host)\n  {what} was {old} ({old_dtype}) and became {new} ({new_dtype}): .float() (like "
+               ".double() and .to(dtype)) changes only the dtype, and gives a tensor again, on the same device")
 BY_DTYPE = N_("a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it (float(t) makes a "
               "float of every dtype, int(t) an int)\n  {what} was {old} (dtype {dtype}) and became {new}; expected "
               "{expected}")
