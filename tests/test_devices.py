@@ -266,10 +266,11 @@ def python_type_for(t: torch.Tensor):
 
 
 NOT_PLAIN = N_("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
-               "to the host)\n  {what} was {old} and became {new}")
-DTYPE_ONLY = N_("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
-               "to the host)\n  {what} was {old} ({old_dtype}) and became {new} ({new_dtype}): .float() (like "
-               ".double() and .to(dtype)) changes only the dtype, and gives a tensor again, on the same device")
+               "to the host)")
+# What it became, under NOT_PLAIN's one first line (one cause, whatever the dtype).
+BECAME = N_("  {what} was {old} and became {new}")
+DTYPE_ONLY = N_("  {what} was {old} ({old_dtype}) and became {new} ({new_dtype}): .float() (like .double() and "
+                ".to(dtype)) changes only the dtype, and gives a tensor again, on the same device")
 BY_DTYPE = N_("a 0-d tensor becomes a float, an int or a bool by its dtype, as .item() gives it (float(t) makes a "
               "float of every dtype, int(t) an int)\n  {what} was {old} (dtype {dtype}) and became {new}; expected "
               "{expected}")
@@ -281,10 +282,10 @@ def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
     """Why ``new`` is not ``old`` as plain Python values (a scalar of its dtype's type, or nested lists
     of them), or None: one first line per cause, wherever a check meets it."""
     if isinstance(new, torch.Tensor) and new.dtype != old.dtype:   # .float(), .double(), .to(dtype): a tensor still
-        return say(DTYPE_ONLY, what=what, old=describe(old), old_dtype=old.dtype, new=describe(new),
-                   new_dtype=new.dtype)
+        return _(NOT_PLAIN) + "\n" + say(DTYPE_ONLY, what=what, old=describe(old), old_dtype=old.dtype,
+                                         new=describe(new), new_dtype=new.dtype)
     if isinstance(new, (torch.Tensor, np.ndarray, np.generic)):
-        return say(NOT_PLAIN, what=what, old=describe(old), new=describe(new))
+        return _(NOT_PLAIN) + "\n" + say(BECAME, what=what, old=describe(old), new=describe(new))
     expected = old.detach().tolist()
     if old.ndim == 0 and type(new) is not python_type_for(old):
         return say(BY_DTYPE, what=what, old=describe(old), dtype=old.dtype, new=describe(new), expected=repr(expected))
