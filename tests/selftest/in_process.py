@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from kata import curriculum
+from kata.harness import outcomes
 from kata.project import locate
 from kata.records.declared import files_of
 
@@ -43,16 +44,21 @@ class Failure:
 
 @dataclass(eq=False)   # a plugin: hashable
 class Verdicts:
-    """An inner run's plugin: each check's outcome (by node id), the records it read, and how each check (by name,
-    all its parameters together) failed: a check that ran has an entry, empty where it passed or was skipped."""
+    """An inner run's plugin: each check's outcome (by node id), the records it read, how each check (by name, all
+    its parameters together) failed (a check that ran has an entry, empty where it passed or was skipped), and its
+    reports as the outcome model reads them (:meth:`blocks`: what the learner reads, one block per cause)."""
 
     outcomes: dict[str, str] = field(default_factory=dict)
     rests: dict[str, set] = field(default_factory=dict)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
+    reports: list[dict] = field(default_factory=list)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or report.outcome != "passed":
             self.outcomes[report.nodeid] = "passed" if report.passed else report.outcome
+        self.reports.append({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
+                             "user_properties": list(report.user_properties),
+                             "longrepr": report.longrepr if isinstance(report.longrepr, tuple) else None})
         for key, value in report.user_properties:
             if key == "kata_record":
                 self.rests.setdefault(report.nodeid, set()).add((value[0], *value[1]))
@@ -62,6 +68,11 @@ class Verdicts:
         if call.excinfo is not None and not call.excinfo.errisinstance(pytest.skip.Exception):
             exc = call.excinfo.value
             failed.append(Failure(on_an_assertion(exc), call.excinfo.exconly(), tuple(map(str, leaves(exc)))))
+
+    def blocks(self) -> tuple[outcomes.Block, ...]:
+        """The run's blocks, one per cause, as pytest's terminal, `kata watch` and `kata.check` show them (each
+        renders kata.harness.outcomes.summarize of the same reports)."""
+        return outcomes.summarize(outcomes.records(self.reports)).blocks
 
 
 def verdicts(pytester, folder: Path, exercise: str, *more: str) -> Verdicts:
@@ -80,7 +91,7 @@ class Runs:
     never another exercise's (each exercise's checks take its own fixture; kata.records.declared reads no other
     exercise's source). So a known mistake's module gets the same run alone in a folder or in a bundle of mistakes.
     Under --slow (``every``) each run runs every check of the exercise: test_records.py compares them all with `kata
-    grade`'s verdicts; otherwise a caller that reads a few checks (``reads``) gets a run of those alone, not kept.
+    grade`'s verdicts; otherwise a caller that reads a few checks (``reads``) gets a run of those alone.
     """
 
     def __init__(self, every: bool):
@@ -88,10 +99,9 @@ class Runs:
         self._runs: dict[tuple, Verdicts] = {}
 
     def verdicts(self, pytester, folder: Path, exercise: str, reads: list[str] | None = None) -> Verdicts:
-        if reads is not None and not self.every:
-            return verdicts(pytester, folder, exercise, "-k", " or ".join(sorted(set(reads))))
+        some = () if reads is None or self.every else tuple(sorted(set(reads)))
         others = {f"{name}.py" for name in curriculum.names()} - {f"{exercise}.py"}
-        key = (exercise, tuple((n, text) for n, text in files_of(folder).items() if n not in others))
+        key = (exercise, some, tuple((n, text) for n, text in files_of(folder).items() if n not in others))
         if key not in self._runs:
-            self._runs[key] = verdicts(pytester, folder, exercise)
+            self._runs[key] = verdicts(pytester, folder, exercise, *(("-k", " or ".join(some)) if some else ()))
         return self._runs[key]

@@ -117,3 +117,23 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
+
+
+@pytest.mark.parametrize(
+    "exercise, mistake, edits, failing, message, needs",
+    [pytest.param(m["exercise"], m["mistake"], [(e["old"], e["new"]) for e in m["edit"]], m["checks"],
+                  m.get("message"), m.get("needs"), id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS])
+def test_a_known_mistake_reads_as_one_cause(exercise, mistake, edits, failing, message, needs, tmp_path, pytester,
+                                            in_process):
+    """One mistake, one block, its lesson shown: the run's blocks (what pytest's terminal, `kata watch` and
+    `kata.check` render) hold one cause, whose message gives the true reason. Under --slow, of every check of the
+    exercise; else of the checks the mistake names."""
+    missing = NEEDS[needs]() if needs in NEEDS else None
+    if missing is not None:
+        pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
+    run = in_process.verdicts(pytester, write_mutant(tmp_path / "mutant", exercise, *edits), exercise, reads=failing)
+    blocks = [b for b in run.blocks() if not b.todo]
+    firsts = "\n".join(f"  {b.message.splitlines()[0][:160]}  ({len(b.checks)} checks)" for b in blocks)
+    assert len(blocks) == 1, f"{exercise} with '{mistake}' reads as {len(blocks)} causes, one block each:\n{firsts}"
+    assert message is None or re.search(message, blocks[0].message), (
+        f"{exercise} with '{mistake}': its one block does not give the true reason (/{message}/):\n{firsts}")

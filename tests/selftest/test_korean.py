@@ -198,6 +198,9 @@ MUTANTS = tomllib.loads((ROOT / "tests" / "selftest" / "known_wrong.toml").read_
 @pytest.mark.slow
 @pytest.mark.parametrize("exercise", curriculum.names())
 def test_a_korean_run_of_each_known_mistake_prints_no_particle_pair(exercise, pytester, tmp_path, monkeypatch):
+    """... and reads as one cause, one block, as in English (tests/selftest/test_known_wrong.py)."""
+    from in_process import Verdicts
+
     from kata.checks.mutants import write_mutant
 
     monkeypatch.setenv("KATA_LANG", "ko")
@@ -205,14 +208,19 @@ def test_a_korean_run_of_each_known_mistake_prints_no_particle_pair(exercise, py
     mutants = [m for m in MUTANTS if m["exercise"] == exercise]
     if not mutants:
         pytest.skip(f"{exercise} has no known-wrong implementation")
-    found, silent = [], []
+    found, silent, causes = [], [], {}
     for n, mutant in enumerate(mutants):
         folder = write_mutant(tmp_path / f"mutant{n}", exercise, *[(e["old"], e["new"]) for e in mutant["edit"]])
+        seen = Verdicts()
         result = pytester.runpytest_inprocess("--target", str(folder), str(locate().checks_of(exercise)), "-k",
-                                              " or ".join(sorted(set(mutant["checks"]))), "-p", "no:cacheprovider")
+                                              " or ".join(sorted(set(mutant["checks"]))), "-p", "no:cacheprovider",
+                                              plugins=[seen])
         text = result.stdout.str() + result.stderr.str()
         if "실패" not in text:
             silent.append(mutant["mistake"])
+        if len(blocks := [b for b in seen.blocks() if not b.todo]) != 1:
+            causes[mutant["mistake"]] = [b.message.splitlines()[0][:120] for b in blocks]
         found += [f"{mutant['mistake']}: {line.strip()[:160]!r}" for line in text.splitlines() if PAIR.search(line)]
     assert not silent, f"these known mistakes printed no Korean failure: {silent}"
+    assert not causes, f"in Korean, these known mistakes read as other than one cause: {causes}"
     assert not found, f"a Korean run of {exercise}'s known mistakes printed particle pairs:\n  " + "\n  ".join(found)

@@ -26,7 +26,7 @@ from in_process import verdicts
 
 from kata import curriculum, records, sim
 from kata.checks.mutants import write_mutant
-from kata.harness import asking
+from kata.harness import asking, outcomes
 from kata.harness.target import Target
 from kata.i18n import say
 from kata.project import locate
@@ -158,12 +158,28 @@ def out_of_time(test: dict) -> bool:
     return test["status"] != "passed" and any(text in test.get("output", "") for text in said)
 
 
+def feedback_causes(feedback: str, exercise: str) -> list[str]:
+    """The first line of each block of ``exercise``'s section of a grader's feedback (kata.grading.reports)."""
+    label = f"## {curriculum.get(exercise).label}: "
+    lines = feedback.splitlines()
+    start = next(k for k, line in enumerate(lines) if line.startswith(label)) + 1
+    end = next((k for k in range(start, len(lines)) if lines[k].startswith("## ")), len(lines))
+    return [lines[k + 1] for k in range(start, end - 1) if lines[k] in ("```text", "````text")]
+
+
+def learner_causes(seen, exercise: str, every: set) -> list[str]:
+    """The first line of each block a learner's run shows, of its checks the grader weighs (``every``)."""
+    found = [r for r in outcomes.records(seen.reports) if (exercise, r.check) in every]
+    return [b.message.splitlines()[0] if b.message else "" for b in outcomes.summarize(found).blocks]
+
+
 @pytest.mark.slow
 @pytest.mark.timeout(1800)   # the grading, and the runs here where test_known_wrong.py has not run them yet
 def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch, pristine_stubs,
                                                           in_process):
     """Each hand-in graded by `kata grade` (records in its sandbox, the checks in the grader's process), on the seed a
-    learner's run draws: each weighted check passes there exactly where it passes in a learner's run. The runs here
+    learner's run draws: each weighted check passes there exactly where it passes in a learner's run, and the
+    feedback shows each exercise's causes as a learner's run does, one block each, in the same order. The runs here
     are the session's (the fixture `in_process`): a --slow session has run them all already, for the tests above
     and test_known_wrong.py."""
     from test_grade import kata
@@ -173,9 +189,10 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
     subs = hand_ins(tmp_path / "hand-ins", pristine_stubs)
     monkeypatch.setattr(runner, "new_seed", lambda: asking.SEED)
     assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
-    differ, stopped = {}, {}
+    differ, stopped, blocks = {}, {}, {}
     for name, folder in subs.items():
-        graded = json.loads((tmp_path / "out" / "results" / f"{folder.name}.json").read_text())["tests"]
+        results = json.loads((tmp_path / "out" / "results" / f"{folder.name}.json").read_text())
+        graded = results["tests"]
         every, there = weighted(graded), weighted(graded, lambda test: test["status"] == "passed")
         assert every and (there == every if name == "solutions" else True), (name, sorted(every - there))
         timed = weighted(graded, out_of_time)
@@ -185,6 +202,11 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
                 seen = in_process.verdicts(pytester, folder, exercise)
                 here |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o == "passed"}
                 ran |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o != "skipped"}
+                weighed = {(ex, check) for ex, check in every if ex == exercise}
+                if weighed and weighed <= ran - timed and (feedback_causes(results["output"], exercise) !=
+                                                     learner_causes(seen, exercise, every)):
+                    blocks[f"{name}: {exercise}"] = {"graded": feedback_causes(results["output"], exercise),
+                                                     "learner's run": learner_causes(seen, exercise, every)}
         ran |= {(ex, check) for ex, check in every if not (folder / f"{ex}.py").is_file()}   # not handed in
         ran -= timed   # nor one whose records ran out of the grader's time there
         stopped |= {name: sorted(timed)} if timed else {}
@@ -192,3 +214,4 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
         if mine != theirs:
             differ[name] = {"here only": sorted(mine - theirs), "graded only": sorted(theirs - mine)}
     assert not differ, json.dumps({"differ": differ, "no verdict (out of the grader's time)": stopped}, indent=1)
+    assert not blocks, "the grader's feedback shows other causes than a learner's run:\n" + json.dumps(blocks, indent=1)
