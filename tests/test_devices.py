@@ -33,6 +33,9 @@ META = N_("meta (PyTorch's `meta` device: tensors there have a shape and a dtype
 NOT_MOVED = N_("a tensor was not moved: `t.to(device)` RETURNS the moved tensor and leaves t where it was, so the "
                "result must hold what .to returned; every tensor, however deep in lists, tuples and dicts\n"
                "  after {call}, {path} is {value}")
+NO_DEVICE = N_("what holds no tensor lives on no device, so device_of must return None for it: a module without "
+               "parameters or buffers (nn.ReLU()), a Python number, a list, a NumPy value\n"
+               "  device_of({value}) ({described}) gave {got!r}")
 MODULE_DEVICE = N_("device_of(model) must say where the model's parameters are: a module lives where its first "
                    "parameter is (else its first buffer; None for a module that holds no tensors)\n"
                    "  {case}, device_of(model) gave {got}")
@@ -43,57 +46,64 @@ def kind(value) -> str:
     return type(value).__name__ if isinstance(value, (dict, list, tuple)) else describe(value)
 
 
-def shown(value) -> str:
-    """A result as a message names it: its type, with its keys or its items."""
-    if isinstance(value, dict):
-        return say("a {kind} with the keys {keys}", kind=type(value).__name__, keys=list(value))
-    if isinstance(value, (list, tuple)):
-        return say("a {kind} of {n}: {items}", kind=type(value).__name__, n=len(value), items=describe(list(value)))
-    return describe(value)
+def same_dict(path: str, was: str, keys: list, b) -> None:
+    """Assert that ``b``, at ``path`` of a result, is a dict with ``keys`` in order, as the dict (of type ``was``)
+    it was made from: a dict (plain, OrderedDict, defaultdict, ...) comes back as a dict with the same keys in the
+    same order; its own type is welcome, not required."""
+    __tracebackhide__ = True
+    assert isinstance(b, dict), say(
+        "a dict came back as another kind of container: rebuild each dict as a dict, the same keys in the same "
+        "order ({{key: ... for key, value in obj.items()}})\n  {path} was a {was}, the result is "
+        "{result}", path=path, was=was, result=kind(b))
+    assert list(b) == keys, say(
+        "a dict came back with other keys, or in another order: keep every key, in order\n  {path}'s keys "
+        "changed from {old} to {new}", path=path, old=keys, new=list(b))
+
+
+def same_sequence(path: str, was: type, length: int, b) -> None:
+    """Assert that ``b``, at ``path`` of a result, is a ``was`` of ``length`` items, as the list or tuple it was made
+    from: a list stays a list and a tuple a tuple; a named tuple keeps its type."""
+    __tracebackhide__ = True
+    assert type(b) is was, say(
+        "a list or tuple came back as another type: rebuild each as its own type (a list as a list, a tuple "
+        "as a tuple, a named tuple with type(obj)(*items))\n  {path} was a {was}, the result "
+        "is {result}", path=path, was=was.__name__, result=kind(b))
+    assert len(b) == length, say(
+        "a list or tuple came back with another number of items\n  {path} had {old} items, the result "
+        "has {new}", path=path, old=length, new=len(b))
 
 
 def same_shape(a, b, path="obj"):
-    """Assert that b has a's container structure; yield (path, leaf_a, leaf_b).
-
-    A dict (plain, OrderedDict, defaultdict, ...) must come back as a dict with the
-    same keys in the same order; its own type is welcome, not required. A list
-    stays a list and a tuple a tuple; a named tuple keeps its type."""
+    """Assert that b has a's container structure (same_dict, same_sequence); yield (path, leaf_a, leaf_b)."""
     if isinstance(a, dict):
-        assert isinstance(b, dict), say(
-            "a dict came back as another kind of container: rebuild each dict as a dict, the same keys in the same "
-            "order ({{key: ... for key, value in obj.items()}})\n  {path} was a {was}, the result is "
-            "{result}", path=path, was=type(a).__name__, result=kind(b))
-        assert list(b) == list(a), say(
-            "a dict came back with other keys, or in another order: keep every key, in order\n  {path}'s keys "
-            "changed from {old} to {new}", path=path, old=list(a), new=list(b))
+        same_dict(path, type(a).__name__, list(a), b)
         for k in a:
             yield from same_shape(a[k], b[k], f"{path}[{k!r}]")
     elif isinstance(a, (list, tuple)):
-        assert type(b) is type(a), say(
-            "a list or tuple came back as another type: rebuild each as its own type (a list as a list, a tuple "
-            "as a tuple, a named tuple with type(obj)(*items))\n  {path} was a {was}, the result "
-            "is {result}", path=path, was=type(a).__name__, result=kind(b))
-        assert len(b) == len(a), say(
-            "a list or tuple came back with another number of items\n  {path} had {old} items, the result "
-            "has {new}", path=path, old=len(a), new=len(b))
+        same_sequence(path, type(a), len(a), b)
         for i, (x, y) in enumerate(zip(a, b)):
             yield from same_shape(x, y, f"{path}[{i}]")
     else:
         yield path, a, b
 
 
-def assert_unchanged(found: dict | None, what):
-    """``found``: the first change a record saw in what the function was given (None: none)."""
+CHANGED_INPUT = N_("a function changed the object it was given: to_device and to_python build new containers and "
+                   "leave their input as it was (the caller may still be using it)\n  after {call}, {found}")
+
+
+def assert_unchanged(found: dict | None, call: str):
+    """``found``: the first change a record saw in what ``call`` was given (None: none)."""
+    __tracebackhide__ = True
     if found is not None:
         found = Change(found["path"], (), found["kind"], found["before"], found["after"])
-    assert found is None, say(
-        "{what} changed the object it was given ({found}): build new containers and leave the input as it "
-        "was (the caller may still be using it)", what=what, found=found)
+    assert found is None, say(CHANGED_INPUT, call=call, found=found)
 
 
 # --- pick_device ----------------------------------------------------------------
 
 
+NOT_A_DEVICE = N_("pick_device() must return a torch.device, e.g. torch.device('cuda'), not a string or anything "
+                  "else\n  it returned {value}")
 NO_INDEX = N_("pick_device() returns the generic device, without an index: torch.device('cuda'), not 'cuda:0' (the "
               "generic device means the current one, which the caller may choose with torch.cuda.set_device)\n"
               "  it gave {got}")
@@ -103,9 +113,7 @@ NO_INDEX = N_("pick_device() returns the generic device, without an index: torch
     (True, True, "cuda"), (True, False, "cuda"), (False, True, "mps"), (False, False, "cpu")])
 def test_pick_device_prefers_cuda_then_mps_then_cpu(devices, cuda, mps, expected):
     got = devices.answer("pick_device", cuda, mps)
-    assert isinstance(got, torch.device), say(
-        "pick_device() must return a torch.device, e.g. torch.device('cuda'), not a string or anything else\n"
-        "  it returned {value}", value=describe(got))
+    assert isinstance(got, torch.device), say(NOT_A_DEVICE, value=describe(got))
     assert got.type == expected, say(
         "pick_device() must ask torch.cuda.is_available() first, then torch.backends.mps.is_available(), else "
         "take the CPU\n  with CUDA {cuda} and MPS {mps}, it gave {got}, expected {expected}",
@@ -156,18 +164,13 @@ def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
         "a module with no parameters but a buffer lives where its first buffer is: look at model.buffers() next\n"
         "  it gave {got!r}; the buffer is on {meta}", got=got, meta=_(META))
     got = module_device(devices, "nothing", _("nn.ReLU(), which holds no tensors"))
-    assert got is None, say(
-        "nn.ReLU() holds no tensors at all, so it lives on no device: device_of must return None\n  it gave {got!r}",
-        got=got)
+    assert got is None, say(NO_DEVICE, value="nn.ReLU()", described=_("a module that holds no tensors"), got=got)
 
 
 def test_device_of_anything_else_is_none(devices):
     for case in devices.cases("device_of_other"):
         (value,), got = case.args, case.answer
-        assert got is None, say(
-            "device_of of a value that is neither a tensor nor a module must be None: a Python number, a list or a "
-            "NumPy value lives in ordinary host memory, on no torch device\n"
-            "  device_of({value!r}) ({described}) gave {got!r}", value=value, described=describe(value), got=got)
+        assert got is None, say(NO_DEVICE, value=repr(value), described=describe(value), got=got)
 
 
 # --- what assignment and the methods really do (the seed's questions) -------------
@@ -225,35 +228,29 @@ def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
     for case in devices.cases("to_device_nest"):
         (obj,), found = case.args, case.answer
         moved_problem(obj, found["out"], ELSEWHERE, f"to_device(obj, {_(META)})")
-        assert_unchanged(found["input"], "to_device")
+        assert_unchanged(found["input"], "to_device(obj, meta)")
 
 
 @pytest.mark.parametrize("container", ["dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple"])
 def test_to_device_rebuilds_each_kind_of_container(devices, container):
+    # The record's input: a {container} of a named tuple of two tensors (`batch`) and the number 3 (`step`).
     found = devices.answer("to_device_kind", container)
     moved = found["out"]
     if container in ("dict", "OrderedDict", "defaultdict"):
-        assert isinstance(moved, dict) and list(moved) == ["batch", "step"], say(
-            "to_device of a {container} must give a dict with the same keys in the same order (the same type is "
-            "welcome: OrderedDict for an OrderedDict, say), every tensor in it moved\n  it gave {result}",
-            container=container, result=shown(moved))
-        batch, step = moved["batch"], moved["step"]
+        same_dict("obj", container, ["batch", "step"], moved)
+        batch, step, inner = moved["batch"], moved["step"], "obj['batch']"
     else:
-        kind = {"named tuple": Pair, "list": list, "tuple": tuple}[container]
-        assert type(moved) is kind and len(moved) == 2, say(
-            "to_device of a {container} must give a {container} again, item for item (a named tuple keeps its "
-            "type: type(obj)(*items))\n  it gave {result}", container=container, result=shown(moved))
-        batch, step = moved
-    assert type(batch) is Pair, say(
-        "inside the container, a named tuple keeps its type (type(obj)(*items))\n"
-        "  the inner named tuple became {result}", result=shown(batch))
+        same_sequence("obj", {"named tuple": Pair, "list": list, "tuple": tuple}[container], 2, moved)
+        (batch, step), inner = moved, "obj[0]"
+    same_sequence(inner, Pair, 2, batch)
     if not isinstance(batch.first, torch.Tensor) or batch.first.device != ELSEWHERE:
         fail_if(say(NOT_MOVED, call=say("to_device({container} of a named tuple, {meta})", container=container,
                                         meta=_(META)),
                     path=_("the inner tensor"), value=describe(batch.first)))
     assert step == 3, say("a value that is not a tensor must pass through unchanged\n  3 became {value}",
                           value=describe(step))
-    assert_unchanged(found["input"], "to_device")
+    assert_unchanged(found["input"], say("to_device({container} of a named tuple, {meta})", container=container,
+                                         meta="meta"))
 
 
 # --- to_python ------------------------------------------------------------------
@@ -319,7 +316,7 @@ def test_to_python_gives_plain_python_values(devices):
                 assert new is old or new == old, say(
                     "a value that is not a tensor must pass through unchanged\n"
                     "  {path} was {old} and became {new}", path=path, old=describe(old), new=describe(new))
-        assert_unchanged(found["input"], "to_python")
+        assert_unchanged(found["input"], "to_python(obj)")
 
 
 @pytest.mark.parametrize("dtype, value, grad", [
@@ -358,6 +355,13 @@ def test_to_python_works_with_grad_and_on_history_lists(devices):
 # --- host_copy ------------------------------------------------------------------
 
 
+SHARED = N_("host_copy's result shares memory with the tensor it was given: writing into one would change the other. "
+           ".detach() and .cpu() both return views or the same tensor on the CPU; .clone() (or .to('cpu', "
+           "copy=True)) copies\n  {how}")
+HISTORY = N_("host_copy's result still has autograd history (requires_grad / grad_fn): .detach() it\n"
+             "  host_copy({value}) gave {got}")
+
+
 def test_host_copy_is_an_independent_cpu_tensor_without_history(devices):
     for case in devices.cases("host_copy"):
         (t,), found = case.args, case.answer
@@ -368,17 +372,14 @@ def test_host_copy_is_an_independent_cpu_tensor_without_history(devices):
         assert copy_.dtype == t.dtype and torch.equal(copy_.detach(), t.detach()), say(
             "host_copy must return a tensor equal to t, of its dtype\n  host_copy({value}, a {dtype}) gave "
             "{got}, a {got_dtype}", value=describe(t), dtype=t.dtype, got=describe(copy_), got_dtype=copy_.dtype)
-        assert not found["is_t"], _(
-            "host_copy(t) returned t itself: t.cpu() of a tensor that is already on the CPU is the same tensor, "
-            "not a copy. Make a real copy (.clone(), or .to('cpu', copy=True))")
-        assert not copy_.requires_grad and copy_.grad_fn is None, _(
-            "the copy still has autograd history (requires_grad / grad_fn): .detach() it")
+        assert not found["is_t"], say(SHARED, how=_(
+            "host_copy(t) returned t itself: t.cpu() of a tensor that is already on the CPU is the same tensor"))
+        assert not copy_.requires_grad and copy_.grad_fn is None, say(HISTORY, value=describe(t), got=describe(copy_))
         if copy_.numel():
-            assert not found["shares"], _(
-                "the copy shares memory with t: writing into one would change the other. .detach() and .cpu() "
-                "both return views or the same tensor on the CPU; .clone() copies")
-            assert torch.equal(found["t_after_write"], t.detach()), _(
-                "writing into host_copy(t) changed t: the copy shares memory with t; .clone() copies")
+            assert not found["shares"], say(SHARED, how=say("host_copy({value}) gave a tensor in the same memory",
+                                                            value=describe(t)))
+            assert torch.equal(found["t_after_write"], t.detach()), say(SHARED, how=_(
+                "writing into host_copy(t) changed t"))
 
 
 def test_host_copy_of_a_view_copies_only_the_view(devices):
@@ -387,9 +388,8 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
     assert isinstance(got, torch.Tensor) and got.shape == (3,) and torch.equal(got, torch.tensor([1.0, 5.0, 9.0])), say(
         "host_copy of a view copies just the values the view shows\n"
         "  host_copy(base[:, 1]) of a 3x4 tensor gave {got}, expected tensor([1., 5., 9.])", got=describe(got))
-    assert found["base_after_write"][0, 1] == 1.0, _(
-        "writing into host_copy(view) changed the tensor the view looks into: the copy shares memory with it; "
-        ".clone() copies")
+    assert found["base_after_write"][0, 1] == 1.0, say(SHARED, how=_(
+        "writing into host_copy(base[:, 1]) changed base, the tensor the view looks into"))
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
@@ -399,6 +399,9 @@ def test_host_copy_of_a_view_copies_only_the_view(devices):
 def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, accelerator):
     for case in devices.cases("round_trip"):
         (obj,), found = case.args, converted(case)
+        # First: to_python is given what to_device gave, so an input changed in place changes both answers.
+        assert_unchanged(found["input"], say("to_device(obj, {device}), then to_python of what it gave",
+                                             device=accelerator))
         for path, old, new in same_shape(obj, found["moved"]):
             if isinstance(old, torch.Tensor):
                 if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
@@ -407,7 +410,6 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
         for path, old, new in same_shape(obj, found["plain"]):
             if isinstance(old, torch.Tensor):
                 fail_if(plain_problem(say("{path}, moved to {device},", path=path, device=accelerator), old, new))
-        assert_unchanged(found["input"], "to_device")
 
 
 @pytest.mark.cuda
@@ -420,7 +422,8 @@ def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
         "host_copy of an accelerator tensor is a CPU tensor with the same values\n"
         "  host_copy of {value} gave {got}", value=describe(expected.to(accelerator).requires_grad_()),
         got=describe(got))
-    assert not got.requires_grad and got.grad_fn is None, _("host_copy must drop the autograd history (.detach())")
+    assert not got.requires_grad and got.grad_fn is None, say(
+        HISTORY, value=describe(expected.to(accelerator).requires_grad_()), got=describe(got))
 
 
 @pytest.mark.cuda
@@ -466,6 +469,7 @@ def test_assignment_and_tensor_to_on_the_accelerator(devices, accelerator):
 @pytest.mark.cuda
 def test_pick_device_takes_a_cuda_device_when_there_is_one(devices, accelerator):
     got = devices.answer("pick_device_with_cuda")
-    assert isinstance(got, torch.device) and got.type == "cuda", say(
+    assert isinstance(got, torch.device), say(NOT_A_DEVICE, value=describe(got))
+    assert got.type == "cuda", say(
         "with CUDA available, pick_device() must give torch.device('cuda')\n  it gave {got!r}", got=got)
     assert got.index is None, say(NO_INDEX, got=repr(got))
