@@ -14,7 +14,7 @@ from torch.nn.modules.utils import _pair
 
 from kata.checks.book import BOOK_LAYERS, BOOK_PARAMETERS, book_cnn
 from kata.checks.declared import dropouts_problem
-from kata.checks.messages import fail_if
+from kata.checks.messages import fail_if, premise_first
 from kata.i18n import N_, _, say
 from kata.records.wire import typed, untyped
 
@@ -64,11 +64,13 @@ def out(found: dict) -> torch.Tensor:
     return found["out"]
 
 
+SEQUENTIAL = N_("build_model() must return the book's nn.Sequential (one stack of layers, called in order)\n"
+                "  it returned a {kind}")
+
+
 def test_build_model_returns_an_nn_sequential(model):
     found = model.answer("built")
-    assert found["sequential"], say(
-        "build_model() must return the book's nn.Sequential (one stack of layers, called in order)\n"
-        "  it returned a {kind}", kind=found["kind"])
+    assert found["sequential"], say(SEQUENTIAL, kind=found["kind"])
 
 
 OTHER_LAYER = N_("layer {index} is {got}, the book has {want} there.\nThe book's layers, in order:\n  {book}")
@@ -76,15 +78,27 @@ FEWER_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expecte
 MORE_LAYERS = N_("build_model() has {found} layers, the book's CNN has {expected}: extra {extra}")
 
 
-def test_layers_match_the_book_in_order(model):
-    found = [describe(m) for m in model.answer("built")["layers"]]
+def layers_problem(model) -> str | None:
+    """How build_model()'s layers differ from the book's, in order (None: they are the book's). The premise of
+    every check that runs the model or counts its weights: where such a check fails and this says why, it fails
+    with this message."""
+    found = model.answer("built")
+    if "layers" not in found:   # not a module at all
+        return say(SEQUENTIAL, kind=found["kind"])
+    found = [describe(m) for m in found["layers"]]
     expected = [describe(m) for m in book(model, "built")["layers"]]
     for i, (want, got) in enumerate(zip(expected, found)):
-        assert got == want, say(OTHER_LAYER, index=i, got=got, want=want, book="\n  ".join(expected))
-    assert len(found) >= len(expected), say(FEWER_LAYERS, found=len(found), expected=len(expected),
-                                            missing=expected[len(found):])
-    assert len(found) == len(expected), say(MORE_LAYERS, found=len(found), expected=len(expected),
-                                            extra=found[len(expected):])
+        if got != want:
+            return say(OTHER_LAYER, index=i, got=got, want=want, book="\n  ".join(expected))
+    if len(found) < len(expected):
+        return say(FEWER_LAYERS, found=len(found), expected=len(expected), missing=expected[len(found):])
+    if len(found) > len(expected):
+        return say(MORE_LAYERS, found=len(found), expected=len(expected), extra=found[len(expected):])
+    return None
+
+
+def test_layers_match_the_book_in_order(model):
+    fail_if(layers_problem(model))
     # the rates as written (a property can show the book's p over another): read from the source, never run
     fail_if(dropouts_problem(model.answer("declared"),
                              {"dropouts": [kw for cls, kw in BOOK_LAYERS if cls is torch.nn.Dropout]}))
@@ -92,9 +106,10 @@ def test_layers_match_the_book_in_order(model):
 
 def test_parameter_count_is_the_books_388673(model):
     n = model.answer("built")["count"]
-    assert n == BOOK_PARAMETERS, say(
-        "the model has {n:,} parameters, the book's CNN has {book:,}: check the "
-        "channel counts (3->32->64->128->256), kernel_size=3, and Linear(256, 1)", n=n, book=BOOK_PARAMETERS)
+    with premise_first(lambda: layers_problem(model)):
+        assert n == BOOK_PARAMETERS, say(
+            "the model has {n:,} parameters, the book's CNN has {book:,}: check the "
+            "channel counts (3->32->64->128->256), kernel_size=3, and Linear(256, 1)", n=n, book=BOOK_PARAMETERS)
 
 
 PROBABILITIES = N_("the model's outputs must be probabilities in (0, 1): the last layer is nn.Sigmoid(), so that "
@@ -102,6 +117,12 @@ PROBABILITIES = N_("the model's outputs must be probabilities in (0, 1): the las
 
 
 def test_output_is_one_probability_per_image(model):
+    with premise_first(lambda: layers_problem(model)):
+        outputs_are_probabilities(model)
+
+
+def outputs_are_probabilities(model):
+    __tracebackhide__ = True
     for case in model.cases("output"):
         (batch, _seed), y = case.args, out(case.answer)
         assert isinstance(y, torch.Tensor), say(
@@ -123,6 +144,13 @@ INITIAL = N_("build the layers in the book's order with PyTorch's default initia
 def test_initial_weights_are_the_books_under_manual_seed_1(model):
     # The seed fixes the four convolutions, made first: the book's weights. The Linear layer comes after the book's
     # shape checks (`model(torch.ones((4, 3, 64, 64)))` in train mode: its dropout draws): PyTorch's default init.
+    # Compared only where the layers are the book's and each call builds a new model, drawn from the caller's seed.
+    with premise_first(lambda: layers_problem(model) or new_model_problem(model)):
+        initial_weights_are_the_books(model)
+
+
+def initial_weights_are_the_books(model):
+    __tracebackhide__ = True
     for case in model.cases("initial"):
         found, got, want = case.answer, case.answer["weighted"], book(model, "initial", *case.args)["weighted"]
         assert [(m["name"], m["shapes"]) for m in got] == [(m["name"], m["shapes"]) for m in want], say(
@@ -157,22 +185,35 @@ def test_build_model_leaves_placement_to_the_caller(model):
                                    devices=devices)
 
 
-def test_each_call_builds_a_new_model(model):
+def new_model_problem(model) -> str | None:
+    """Why two calls of build_model() do not give two new models, each with its own initial weights drawn from the
+    caller's generator (None: they do). The premise of the check of the initial weights too."""
     found = model.answer("built")
-    assert not found["same"], _(
-        "build_model() returned the same object twice: training one would change the other. "
-        "Build the layers inside the function")
-    assert not found["shared"], _(
-        "two models from build_model() share parameter tensors: create new layers at each call, inside the "
-        "function")
-    assert not found.get("same_weights"), _(
-        "two calls of build_model() gave the same initial weights: it seeds the random generator itself "
-        "(torch.manual_seed inside), so every model is the same and the caller's generator, which shuffling and "
-        "Dropout draw from, starts over at each build. Seed once, outside, before building (the book: "
-        "torch.manual_seed(1), then the model)")
+    if found.get("same"):
+        return _("build_model() returned the same object twice: training one would change the other. "
+                 "Build the layers inside the function")
+    if found.get("shared"):
+        return _("two models from build_model() share parameter tensors: create new layers at each call, inside "
+                 "the function")
+    if found.get("same_weights"):
+        return _("two calls of build_model() gave the same initial weights: it seeds the random generator itself "
+                 "(torch.manual_seed inside), so every model is the same and the caller's generator, which "
+                 "shuffling and Dropout draw from, starts over at each build. Seed once, outside, before building "
+                 "(the book: torch.manual_seed(1), then the model)")
+    return None
+
+
+def test_each_call_builds_a_new_model(model):
+    fail_if(new_model_problem(model))
 
 
 def test_dropout_is_active_in_train_mode_only(model):
+    with premise_first(lambda: layers_problem(model)):
+        dropout_in_train_mode_only(model)
+
+
+def dropout_in_train_mode_only(model):
+    __tracebackhide__ = True
     found = model.cases("dropout")[0].answer
     first = out(found["train"][0]).flatten()   # the premises: probabilities, and not one value for every image
     assert bool(((first > 0) & (first < 1)).all()), say(PROBABILITIES, outputs=first.tolist())

@@ -21,8 +21,8 @@ from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
 from kata.i18n import N_, _, say
 
 __all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
-           "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "tensors_by_device",
-           "value_problem", "where_in"]
+           "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "premise_first",
+           "tensors_by_device", "value_problem", "where_in"]
 
 
 def describe(value) -> str:
@@ -144,6 +144,20 @@ def fail_if(problem: str | None) -> None:
     __tracebackhide__ = True
     if problem is not None:
         raise pytest.fail.Exception(problem, pytrace=False) from None
+
+
+@contextlib.contextmanager
+def premise_first(premise):
+    """Where the check inside fails (an assert, or pytest.fail), fail it instead with ``premise()``'s message
+    when there is one: the cause another check names, of which this failure is only a consequence (a model's
+    outputs, when its layers are not the book's). A check that passes passes; one whose premise holds fails
+    with its own message."""
+    __tracebackhide__ = True
+    try:
+        yield
+    except (AssertionError, pytest.fail.Exception):
+        fail_if(premise())
+        raise
 
 
 def _mismatch(err: BaseException) -> bool:
