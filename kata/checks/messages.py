@@ -151,12 +151,19 @@ def premise_first(premise):
     """Where the check inside fails (an assert, or pytest.fail), fail it instead with ``premise()``'s message
     when there is one: the cause another check names, of which this failure is only a consequence (a model's
     outputs, when its layers are not the book's). A check that passes passes; one whose premise holds fails
-    with its own message."""
+    with its own message, as does one whose premise can't be told (an error of the learner's code in it, which the
+    check that names the premise reports)."""
     __tracebackhide__ = True
     try:
         yield
-    except (AssertionError, pytest.fail.Exception):
-        fail_if(premise())
+    except (AssertionError, pytest.fail.Exception) as own:
+        try:
+            problem = premise()
+        except (AssertionError, pytest.fail.Exception):
+            raise                    # the premise's check fails the same way: its message
+        except Exception:
+            raise own from None
+        fail_if(problem)
         raise
 
 
