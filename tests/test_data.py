@@ -147,7 +147,8 @@ HAS_EXTRA = N_("{which} has {step}, which the book's Compose has not")
 HAS_BEFORE = N_("{which} has {early} before {late}; the book's Compose has them the other way round")
 
 CROPS = ("RandomCrop", "CenterCrop")
-SIZED = re.compile(r"\((\[\d+, \d+\]|\d+)")
+SIZED = re.compile(r"\((\[\d+, \d+\]|\d+)")   # a step's size, its first argument
+RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each step's rule (ToTensor's: below)
 
 
 def role(step: str) -> str:
@@ -157,6 +158,7 @@ def role(step: str) -> str:
 
 
 def size_of(step: str) -> str | None:
+    """A crop's or a Resize's size as written in its step, or None."""
     return match.group(1) if (match := SIZED.match(step[len(step.split("(", 1)[0]):])) else None
 
 
@@ -171,18 +173,16 @@ def first_difference(which: str, got: list[str], want: list[str]) -> tuple[str, 
             return (FLOAT, say(HAS_OTHER, which=which, yours=extra[-1], books=step)) if extra else (
                 TENSOR, say(HAS_NO, which=which, step=step))
         if not mine:
-            lesson = SHAPE if role(step) in ("crop", "Resize") else FLIP if role(step) == "RandomHorizontalFlip" else (
-                COMPOSE)
-            return lesson, say(HAS_NO, which=which, step=step)
+            return RULES.get(role(step), COMPOSE), say(HAS_NO, which=which, step=step)
         if mine[0] != step:
             if mine[0].startswith("Random") and not random_book:
                 lesson = NOT_RANDOM
-            elif role(step) == "crop" and step.startswith("Random") and not mine[0].startswith("Random"):
-                lesson = AUGMENT
-            elif role(step) in ("crop", "Resize") and size_of(mine[0]) != size_of(step):
-                lesson = SHAPE
+            elif step.startswith("Random") and not mine[0].startswith("Random"):
+                lesson = AUGMENT if role(step) == "crop" else FLIP
+            elif role(step) == "RandomHorizontalFlip" or size_of(mine[0]) != size_of(step):
+                lesson = RULES[role(step)]   # the flip's probability, a crop's or a Resize's size
             else:
-                lesson = FLIP if role(step) == "RandomHorizontalFlip" else COMPOSE
+                lesson = COMPOSE             # a setting that differs: interpolation, padding, ...
             return lesson, say(HAS_OTHER, which=which, yours=mine[0], books=step)
     for i, step in enumerate(got):
         if role(step) not in roles or any(role(s) == role(step) for s in got[:i]):
