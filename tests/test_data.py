@@ -228,7 +228,7 @@ def test_transform_is_the_books_compose(data, which, book):
 
 def kinds_of(data, which):
     for case in [case for case in data.cases("transforms")[2:] if case.args[0] == which]:
-        check_tensor_image(case.answer, which, learners_problem(data, which))
+        check_tensor_image(case.answer, which, lambda: learners_problem(data, which))
 
 
 def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
@@ -241,21 +241,26 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
 
 def check_tensor_image(out, which, problem=None):
     """A transform's output is a 3x64x64 float32 tensor in [0, 1]; where it is not, ``problem`` (the transform's
-    :func:`pipeline_problem`), when there is one, is the cause said."""
+    :func:`pipeline_problem`, or a function that gives it, asked only then), when there is one, is the cause said."""
     __tracebackhide__ = True
+    wrong = tensor_image_problem(out, which)
+    if wrong is not None:
+        fail_if(problem() if callable(problem) else problem)
+        fail_if(wrong)
+
+
+def tensor_image_problem(out, which) -> str | None:
+    """The first rule of a transform's output that ``out`` breaks, said, or None."""
     if not isinstance(out, torch.Tensor):
-        fail_if(problem)
-        fail_if(say("{lesson}\n  {which} returned {value}", lesson=_(TENSOR), which=which, value=describe(made(out))))
+        return say("{lesson}\n  {which} returned {value}", lesson=_(TENSOR), which=which, value=describe(made(out)))
     if out.shape != (3, 64, 64):
-        fail_if(problem)
-        fail_if(say("{lesson}\n  {which} gave shape {shape}", lesson=_(SHAPE), which=which, shape=tuple(out.shape)))
+        return say("{lesson}\n  {which} gave shape {shape}", lesson=_(SHAPE), which=which, shape=tuple(out.shape))
     if out.dtype != torch.float32:
-        fail_if(problem)
-        fail_if(say("{lesson}\n  {which} gave dtype {dtype}", lesson=_(FLOAT), which=which, dtype=out.dtype))
+        return say("{lesson}\n  {which} gave dtype {dtype}", lesson=_(FLOAT), which=which, dtype=out.dtype)
     if not (0.0 <= out.min().item() and out.max().item() <= 1.0):
-        fail_if(problem)
-        fail_if(say("{lesson}\n  {which} gave values from {low} to {high}", lesson=_(SCALED), which=which,
-                    low=out.min().item(), high=out.max().item()))
+        return say("{lesson}\n  {which} gave values from {low} to {high}", lesson=_(SCALED), which=which,
+                   low=out.min().item(), high=out.max().item())
+    return None
 
 
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
@@ -511,26 +516,26 @@ def split_problem(data, name: str, got) -> str | None:
                             BOOK_TRAIN if name == "train" else BOOK_EVAL)
 
 
-def splits_problems(data, found) -> list[str | None]:
-    """:func:`split_problem` of each split the record ``splits`` ``found`` (None for one without a transform)."""
-    return [None if one["outs"] is None else split_problem(data, name, one["steps"])
-            for name, one in zip(SPLITS, found)]
+def splits_problem(data, found, index: int) -> str | None:
+    """:func:`split_problem` of split ``index`` of those the record ``splits`` ``found`` (None: it has no transform)."""
+    one = found[index]
+    return None if one["outs"] is None else split_problem(data, SPLITS[index], one["steps"])
 
 
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     case, found = the_splits(data, "train", "valid")
-    problems = splits_problems(data, found)
-    for name, one, problem in zip(SPLITS, found, problems):
-        check_tensor_image(one["x"], say("the {name} split's transform", name=name), problem)
+    for i, (name, one) in enumerate(zip(SPLITS, found)):
+        check_tensor_image(one["x"], say("the {name} split's transform", name=name),
+                           lambda i=i: splits_problem(data, found, i))
     image, seeds = face(celeba_root, case.args[2]), case.args[3]
-    for name, one, book, problem in zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL), problems):
+    for i, (name, one, book) in enumerate(zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL))):
         assert one["outs"] is not None, say("the {name} split has no transform", name=name)
         if name == "train":
             same = like_the_books_train_transform(one["outs"], one["steps"], image, seeds)
         else:
             same = all(same_pixels(got, run(T.Compose(book), image, seed)) for got, seed in zip(one["outs"], seeds))
         if not same:
-            fail_if(problem)
+            fail_if(splits_problem(data, found, i))
         assert same, say(
             "the {name} split's transform is not the book's {transform}: random augmentation on training images "
             "only, the centre crop on valid and test", name=name,
@@ -594,9 +599,9 @@ def test_make_loaders_default_batch_size_is_32(data):
 def test_make_loaders_batches_every_image_once(data):
     found = load(data, data.cases("loaders")[1])
     assert found is not None, _("make_loaders returns (train_dl, valid_dl, test_dl)")
-    def problems():   # the splits' transforms, where an image is not the book's (the splits the loaders batch)
+    def problem(i):   # the transform of the split loader i batches, asked where its image is not the book's
         (case,) = data.cases("splits")
-        return [None] * 3 if case.raised is not None else splits_problems(data, case.answer["sets"])
+        return None if case.raised is not None else splits_problem(data, case.answer["sets"], i)
 
     for i, (name, one) in enumerate(zip(("train_dl", "valid_dl", "test_dl"), found)):
         assert one["loader"], say("{name} is a {kind}, not a torch DataLoader", name=name, kind=one["kind"])
@@ -611,7 +616,7 @@ def test_make_loaders_batches_every_image_once(data):
         assert images == 8 and labels == 8, say(
             "{name} gave a first batch of {images} images and {labels} labels with batch_size=8", name=name,
             images=images, labels=labels)
-        check_tensor_image(one["x"], say("an image of {name}", name=name), problems()[i])
+        check_tensor_image(one["x"], say("an image of {name}", name=name), lambda i=i: problem(i))
 
 
 def test_only_the_training_loader_shuffles(data):
