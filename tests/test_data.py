@@ -11,6 +11,7 @@ PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown
 """
 
 import math
+import re
 
 import pytest
 import torch
@@ -122,6 +123,98 @@ def test_get_smile_returns_the_smiling_attribute(data):
 
 # --- the transforms -------------------------------------------------------
 
+# Each step of the book's Compose has a role, and each role a rule the checks of what a transform gives hold it to.
+# Where a transform's steps (as the book would write them: kata.records.transforms.steps) differ from the book's,
+# that difference is why it gives other tensors (the same steps give the same tensors), so every check that sees a
+# consequence fails first with the rule of the book's first step that differs (PIPELINE: one first line whichever
+# check saw it, and whichever transform; the step and both Composes on the next lines).
+COMPOSE = N_("a transform must be the book's Compose: the same steps, in the same order, with the same sizes")
+SHAPE = N_("a transform must give a 3x64x64 image: crop to 178x178 first, then Resize([64, 64]) (on a square, "
+           "Resize(64) is the same; on the 178x218 face it keeps the aspect ratio)")
+TENSOR = N_("a transform must end with transforms.ToTensor(), so the model gets a tensor")
+FLOAT = N_("a transform must give float32 pixels, as ToTensor() makes them")
+SCALED = N_("a transform must give pixels in [0, 1], as ToTensor() scales them")
+FLIP = N_("the training transform flips half of the images: RandomHorizontalFlip() (p=0.5, its default) — a smile "
+          "is still a smile in a mirror")
+AUGMENT = N_("the training transform augments: a random crop and a random horizontal flip each time an image is "
+             "loaded, so the model never sees quite the same face twice")
+NOT_RANDOM = N_("validation and test images must not be randomised (no RandomCrop or RandomHorizontalFlip there), "
+                "or the scores can't be compared")
+PIPELINE = N_("{lesson}\n  {difference}\n  yours:  Compose([{yours}])\n  book's: Compose([{books}])")
+HAS_NO = N_("{which} has no {step}")
+HAS_OTHER = N_("{which} has {yours} where the book has {books}")
+HAS_EXTRA = N_("{which} has {step}, which the book's Compose has not")
+HAS_BEFORE = N_("{which} has {early} before {late}; the book's Compose has them the other way round")
+
+CROPS = ("RandomCrop", "CenterCrop")
+SIZED = re.compile(r"\((\[\d+, \d+\]|\d+)")   # a step's size, its first argument
+RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each step's rule (ToTensor's: below)
+
+
+def role(step: str) -> str:
+    """What a step is for: the crop (either kind), else its class."""
+    kind = step.split("(", 1)[0]
+    return "crop" if kind in CROPS else kind
+
+
+def size_of(step: str) -> str | None:
+    """A crop's or a Resize's size as written in its step, or None."""
+    return match.group(1) if (match := SIZED.match(step[len(step.split("(", 1)[0]):])) else None
+
+
+def first_difference(which: str, got: list[str], want: list[str]) -> tuple[str, str]:
+    """(the rule, the difference) of the book's first step that ``got`` lacks or changes; else of the first step it
+    adds; else (the book's steps in another order) of the first step out of place."""
+    roles, random_book = {role(w) for w in want}, any(w.startswith("Random") for w in want)
+    for step in want:
+        mine = [s for s in got if role(s) == role(step)]
+        if not mine and step == "ToTensor()":
+            extra = [s for s in got if role(s) not in roles]
+            return (FLOAT, say(HAS_OTHER, which=which, yours=extra[-1], books=step)) if extra else (
+                TENSOR, say(HAS_NO, which=which, step=step))
+        if not mine:
+            return RULES.get(role(step), COMPOSE), say(HAS_NO, which=which, step=step)
+        if mine[0] != step:
+            if mine[0].startswith("Random") and not random_book:
+                lesson = NOT_RANDOM
+            elif step.startswith("Random") and not mine[0].startswith("Random"):
+                lesson = AUGMENT if role(step) == "crop" else FLIP
+            elif role(step) == "RandomHorizontalFlip" or size_of(mine[0]) != size_of(step):
+                lesson = RULES[role(step)]   # the flip's probability, a crop's or a Resize's size
+            else:
+                lesson = COMPOSE             # a setting that differs: interpolation, padding, ...
+            return lesson, say(HAS_OTHER, which=which, yours=mine[0], books=step)
+    for i, step in enumerate(got):
+        if role(step) not in roles or any(role(s) == role(step) for s in got[:i]):
+            lesson = NOT_RANDOM if step.startswith("Random") and not random_book else COMPOSE
+            return lesson, say(HAS_EXTRA, which=which, step=step)
+    # got is the book's steps in another order
+    early, late = next((g, w) for g, w in zip(got, want) if g != w)
+    lesson = SHAPE if {role(early), role(late)} == {"crop", "Resize"} else COMPOSE
+    return lesson, say(HAS_BEFORE, which=which, early=early, late=late)
+
+
+def pipeline_problem(which: str, got, book) -> str | None:
+    """PIPELINE where ``got``, a transform's steps, differ from those of the book's ``book`` (None: the same steps,
+    or no Compose to compare: then a check's own rule says what it sees)."""
+    want = steps(T.Compose(book))
+    if not isinstance(got, list) or got == want:
+        return None
+    lesson, difference = first_difference(which, got, want)
+    return say(PIPELINE, lesson=_(lesson), difference=difference, yours=", ".join(got), books=", ".join(want))
+
+
+def learners_steps(data, which: str):
+    """The steps of the learner's ``which`` (train_transform or eval_transform), or None (no Compose, or it raised)."""
+    (case,) = [case for case in data.cases("transforms") if case.args == (which,)]
+    return None if case.raised is not None else case.answer.get("steps")
+
+
+def learners_problem(data, which: str) -> str | None:
+    """:func:`pipeline_problem` of the learner's ``which``."""
+    return pipeline_problem(f"{which}()", learners_steps(data, which),
+                            BOOK_TRAIN if which == "train_transform" else BOOK_EVAL)
+
 
 @pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
                          ids=["train_transform", "eval_transform"])
@@ -130,16 +223,12 @@ def test_transform_is_the_books_compose(data, which, book):
     assert "steps" in found, say(
         "{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
         "{value}", which=which, value=describe(made(found.get("value"))))
-    got, want = found["steps"], steps(T.Compose(book))
-    assert got == want, say(
-        "{which}() must be the book's Compose: the same steps, in the same order, with the same sizes\n"
-        "  yours:  Compose([{yours}])\n  book's: Compose([{books}])", which=which, yours=", ".join(got),
-        books=", ".join(want))
+    fail_if(pipeline_problem(f"{which}()", found["steps"], book))
 
 
 def kinds_of(data, which):
     for case in [case for case in data.cases("transforms")[2:] if case.args[0] == which]:
-        check_tensor_image(case.answer, which)
+        check_tensor_image(case.answer, which, lambda: learners_problem(data, which))
 
 
 def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
@@ -150,20 +239,28 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
     kinds_of(data, "eval_transform")
 
 
-def check_tensor_image(out, which):
-    assert isinstance(out, torch.Tensor), say(
-        "a transform must end with transforms.ToTensor(), so the model gets a tensor\n  {which} returned "
-        "{value}", which=which, value=describe(made(out)))
-    assert out.shape == (3, 64, 64), say(
-        "a transform must give a 3x64x64 image: crop to 178x178 first, then Resize([64, 64]) (on a square, "
-        "Resize(64) is the same; on the 178x218 face it keeps the aspect ratio)\n  {which} gave shape "
-        "{shape}", which=which, shape=tuple(out.shape))
-    assert out.dtype == torch.float32, say(
-        "a transform must give float32 pixels, as ToTensor() makes them\n  {which} gave dtype {dtype}",
-        which=which, dtype=out.dtype)
-    assert 0.0 <= out.min().item() and out.max().item() <= 1.0, say(
-        "a transform must give pixels in [0, 1], as ToTensor() scales them\n  {which} gave values from "
-        "{low} to {high}", which=which, low=out.min().item(), high=out.max().item())
+def check_tensor_image(out, which, problem=None):
+    """A transform's output is a 3x64x64 float32 tensor in [0, 1]; where it is not, ``problem`` (the transform's
+    :func:`pipeline_problem`, or a function that gives it, asked only then), when there is one, is the cause said."""
+    __tracebackhide__ = True
+    wrong = tensor_image_problem(out, which)
+    if wrong is not None:
+        fail_if(problem() if callable(problem) else problem)
+        fail_if(wrong)
+
+
+def tensor_image_problem(out, which) -> str | None:
+    """The first rule of a transform's output that ``out`` breaks, said, or None."""
+    if not isinstance(out, torch.Tensor):
+        return say("{lesson}\n  {which} returned {value}", lesson=_(TENSOR), which=which, value=describe(made(out)))
+    if out.shape != (3, 64, 64):
+        return say("{lesson}\n  {which} gave shape {shape}", lesson=_(SHAPE), which=which, shape=tuple(out.shape))
+    if out.dtype != torch.float32:
+        return say("{lesson}\n  {which} gave dtype {dtype}", lesson=_(FLOAT), which=which, dtype=out.dtype)
+    if not (0.0 <= out.min().item() and out.max().item() <= 1.0):
+        return say("{lesson}\n  {which} gave values from {low} to {high}", lesson=_(SCALED), which=which,
+                   low=out.min().item(), high=out.max().item())
+    return None
 
 
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
@@ -171,6 +268,7 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
         image = face(celeba_root, index)
         if same_pixels(got, T.Compose(BOOK_EVAL)(image)):
             continue
+        fail_if(learners_problem(data, "eval_transform"))
         resized_first = T.Compose([T.Resize([64, 64]), T.CenterCrop([178, 178]), T.ToTensor()])(image)
         assert not same_pixels(got, resized_first), _(
             "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
@@ -183,9 +281,9 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
 
 def test_eval_transform_is_deterministic(data):
     outs = [pixels(out) for out in data.cases("evals")[0].answer["seeds"]]
-    assert all(torch.equal(outs[0], o) for o in outs[1:]), _(
-        "eval_transform gave different tensors for the same image: validation and test images must not "
-        "be randomised (no RandomCrop or RandomHorizontalFlip there), or the scores can't be compared")
+    if not all(torch.equal(outs[0], o) for o in outs[1:]):
+        fail_if(learners_problem(data, "eval_transform"))
+        fail_if(say("{lesson}\n  eval_transform gave different tensors for the same image", lesson=_(NOT_RANDOM)))
 
 
 def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
@@ -200,19 +298,23 @@ def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
 
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     found = (case := data.cases("train_seeds")[0]).answer
-    check_tensor_image(found["outs"][0], "train_transform")
-    assert like_the_books_train_transform(found["outs"][:6], found["steps"], face(celeba_root, case.args[0]),
-                                          range(6)), _(
+    problem = pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN)
+    check_tensor_image(found["outs"][0], "train_transform", problem)
+    same = like_the_books_train_transform(found["outs"][:6], found["steps"], face(celeba_root, case.args[0]), range(6))
+    if not same:
+        fail_if(problem)
+    assert same, _(
         "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
         "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]): "
         "same steps, same order, same sizes, default flip probability 0.5")
 
 
 def test_train_transform_is_random(data):
-    outs = [pixels(out) for out in data.cases("train_seeds")[0].answer["outs"]]
-    assert any(not torch.equal(outs[0], o) for o in outs[1:]), _(
-        "train_transform gave the same tensor 8 times for one image: augmentation means a random crop "
-        "and a random horizontal flip each time an image is loaded")
+    found = data.cases("train_seeds")[0].answer
+    outs = [pixels(out) for out in found["outs"]]
+    if all(torch.equal(outs[0], o) for o in outs[1:]):
+        fail_if(pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN))
+        fail_if(say("{lesson}\n  train_transform gave the same tensor 8 times for one image", lesson=_(AUGMENT)))
 
 
 def pixels(out) -> torch.Tensor:
@@ -226,16 +328,19 @@ def pixels(out) -> torch.Tensor:
 def test_train_transform_flips_about_half_the_time(data):
     # Left half black, right half white: after a flip, the left half is the brighter one.
     found = data.cases("train_seeds")[0].answer
-    check_tensor_image(found["first"], "train_transform")   # the form first: a 3x64x64 float image
+    problem = pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN)
+    check_tensor_image(found["first"], "train_transform", problem)   # the form first: a 3x64x64 float image
     flips = found["flips"]
-    assert 70 <= flips <= 130, say(
-        "the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
-        "them (p=0.5, its default) — a smile is still a smile in a mirror", flips=flips)
+    if not 70 <= flips <= 130:
+        fail_if(problem)
+        fail_if(say("{lesson}\n  it flipped {flips} of 200 images", lesson=_(FLIP), flips=flips))
 
 
 def test_crop_happens_before_resize(data):
     # A white band in the 20 rows CenterCrop(178) cuts off: cropped first, it is gone; resized first, it shows.
     out = torch.stack([pixels(out) for out in data.cases("evals")[0].answer["band"]])
+    if out.max().item() >= 0.05:
+        fail_if(learners_problem(data, "eval_transform"))
     assert out.max().item() < 0.05, _(
         "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
         "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
@@ -259,21 +364,33 @@ def unknown_split(error: str) -> str | None:
                "and 'all' (the book's validation split is 'valid')\n  CelebA raised ValueError({error!r})", error=error)
 
 
-def load(case, sizes=SIZES):
+def torchvision_problem(kind: str, error: str) -> str | None:
+    """What load_splits' error (its ``kind`` and text) says of torchvision's CelebA taken for the kata's (its md5
+    check, or the book's download=True, met before any other rule), or None. A record that asks load_splits for more
+    images than a split has, or of no CelebA, meets the same error: it is the cause there too."""
+    if kind == "RuntimeError" and "gdown" in error:
+        return say("load_splits asked CelebA to download (download=True): the kata never downloads, the data is "
+                   "already on disk (the book passes download=False), and torchvision's md5 check rejects the "
+                   "kata's synthetic CelebA and turns to Google Drive. Load each split with `from kata.celeba "
+                   "import CelebA` and download=False.\n  ({error})", error=error)
+    if kind == "RuntimeError" and "Dataset not found or corrupted" in error:
+        return say("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
+                   "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
+                   "real CelebA loads exactly as in torchvision).\n  ({error})", error=error)
+    return None
+
+
+def load(data, case, sizes=SIZES):
     """The answer of a case whose record called load_splits(root, n_train, n_valid) (its first inputs; other
-    ``sizes``: load_splits(root)), with torchvision's checksum refusal and a refusal the split can meet explained."""
+    ``sizes``: load_splits(root)), with torchvision's checksum refusal, a refusal the split can meet, and an
+    IndexError of subsets that hold other items than the first n (past the end of their split) explained."""
     __tracebackhide__ = True
     err = case.raised
-    if isinstance(err, RuntimeError) and "Dataset not found or corrupted" in str(err):
-        pytest.fail(say("load_splits used torchvision.datasets.CelebA, whose md5 check rejects the kata's "
-                        "synthetic CelebA: load it with `from kata.celeba import CelebA` (same signature, "
-                        "real CelebA loads exactly as in torchvision).\n  ({error})", error=str(err)),
-                    pytrace=False)
-    if isinstance(err, RuntimeError) and "gdown" in str(err):   # the book's download=True, met before any other rule
-        pytest.fail(say("load_splits asked CelebA to download (download=True): the kata never downloads, the data is "
-                        "already on disk (the book passes download=False), and torchvision's md5 check rejects the "
-                        "kata's synthetic CelebA and turns to Google Drive. Load each split with `from kata.celeba "
-                        "import CelebA` and download=False.\n  ({error})", error=str(err)), pytrace=False)
+    if err is not None:
+        fail_if(torchvision_problem(type(err).__name__, str(err)))
+    if isinstance(err, IndexError) and (splits := data.cases("splits")[0]).raised is None:
+        for name, n, one in zip(("train", "valid"), splits.args, splits.answer["sets"]):
+            fail_if(first_items_problem(one["indices"], n, name))
     if isinstance(err, ValueError):
         fail_if(unknown_split(str(err)))
         kwargs = dict(zip(("n_train", "n_valid"), case.args[:2])) if sizes is SIZES else {}
@@ -292,7 +409,7 @@ def test_load_splits_defaults_are_the_books(data):
         "load_splits must take the book's first 16,000 training and 1,000 validation images by default: "
         "def load_splits(root, n_train=16000, n_valid=1000)\n  its defaults are {defaults}", defaults=defaults)
     # The small set has fewer images: each split is made to look big enough, so the defaults can be taken.
-    train, valid = load(data.cases("asked")[1], {"train": 20000, "valid": 20000})
+    train, valid = load(data, data.cases("asked")[1], {"train": 20000, "valid": 20000})
     sizes = {"train": train, "valid": valid}
     assert sizes == {"train": 16000, "valid": 1000}, say(
         "load_splits(root) must give the first 16,000 training and 1,000 validation images, using its "
@@ -300,7 +417,7 @@ def test_load_splits_defaults_are_the_books(data):
 
 
 def test_load_splits_calls_celeba_as_the_book_does(data):
-    calls = load(data.cases("splits")[0])["calls"]
+    calls = load(data, data.cases("splits")[0])["calls"]
     assert calls, _("load_splits never created a kata.celeba.CelebA: load each split with `CelebA(root, split=...)`")
     splits = sorted(b["split"] for b in calls)
     assert splits == ["test", "train", "valid"], say(
@@ -312,15 +429,15 @@ def test_load_splits_calls_celeba_as_the_book_does(data):
         assert b["download"] is False, say(
             "split {split!r} was loaded with download={value!r}: the book passes download=False "
             "(the data must already be on disk)", split=b["split"], value=made(b["download"]))
-        assert b["target_transform"], say(
-            "split {split!r} has no target_transform: pass target_transform=get_smile, so each label is "
-            "the Smiling attribute instead of all 40", split=b["split"])
+        if not b["target_transform"]:
+            fail_if(say("{lesson}\n  split {split!r} was loaded with no target_transform", lesson=_(ALL_ATTRIBUTES),
+                        split=b["split"]))
 
 
 def the_splits(data, *checked):
     """The case of the record ``splits``, its answer, and FIRST_ITEMS failing the check first (for ``checked``)."""
     (case,) = data.cases("splits")
-    found = load(case)["sets"]
+    found = load(data, case)["sets"]
     for name, n, one in zip(checked, case.args, found):
         fail_if(first_items_problem(one["indices"], n, name))
     return case, found
@@ -354,14 +471,19 @@ def first_items_problem(indices, n, name) -> str | None:
 
 
 ALL_ATTRIBUTES = N_("each label is the Smiling attribute: pass target_transform=get_smile, or the label is all 40 "
-                    "attributes\n  {what} is {value}")
+                    "attributes")
 
 
-def item_label_problem(label, what) -> str | None:
-    """Why a dataset's (or a loader's) label is not the book's, or None; the same first lines as get_smile's."""
+def item_label_problem(data, label, what) -> str | None:
+    """Why a dataset's (or a loader's) label is not the book's, or None; the same first lines as get_smile's, and
+    get_smile's own problem first where it has one (the labels are what it gives)."""
     if isinstance(label, torch.Tensor) and label.shape == (40,):
-        return say(ALL_ATTRIBUTES, what=what, value=describe(label))
-    return label_problem(label, torch.zeros(40, dtype=torch.int64))
+        problem = say("{lesson}\n  {what} is {value}", lesson=_(ALL_ATTRIBUTES), what=what, value=describe(label))
+    else:
+        problem = label_problem(label, torch.zeros(40, dtype=torch.int64))
+    if problem is not None:
+        fail_if(wrong_reads(data))
+    return problem
 
 
 def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
@@ -372,7 +494,7 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
     _case, found = the_splits(data, "train", "valid")
     for name, one in zip(SPLITS, found):
         for i, (label, filename) in enumerate(zip(one["labels"], one["files"])):
-            fail_if(item_label_problem(label, say("{name}[{index}]'s label", name=name, index=i)))
+            fail_if(item_label_problem(data, label, say("{name}[{index}]'s label", name=name, index=i)))
             if bool(label) != smiling[filename]:
                 fail_if(wrong_reads(data))
             assert bool(label) == smiling[filename], say(
@@ -381,17 +503,39 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
                 label=int(label), smiling=int(smiling[filename]))
 
 
+def split_problem(data, name: str, got) -> str | None:
+    """:func:`pipeline_problem` of the transform of split ``name`` (its steps ``got``), named as the learner's function
+    it is; None where the split has the learner's other transform (the split's own rule says so)."""
+    which = "train_transform" if name == "train" else "eval_transform"
+    other = "eval_transform" if name == "train" else "train_transform"
+    if got == learners_steps(data, which):
+        return learners_problem(data, which)
+    if got == learners_steps(data, other):
+        return None
+    return pipeline_problem(say("the {name} split's transform", name=name), got,
+                            BOOK_TRAIN if name == "train" else BOOK_EVAL)
+
+
+def splits_problem(data, found, index: int) -> str | None:
+    """:func:`split_problem` of split ``index`` of those the record ``splits`` ``found`` (None: it has no transform)."""
+    one = found[index]
+    return None if one["outs"] is None else split_problem(data, SPLITS[index], one["steps"])
+
+
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     case, found = the_splits(data, "train", "valid")
-    for name, one in zip(SPLITS, found):
-        check_tensor_image(one["x"], say("the {name} split's transform", name=name))
+    for i, (name, one) in enumerate(zip(SPLITS, found)):
+        check_tensor_image(one["x"], say("the {name} split's transform", name=name),
+                           lambda i=i: splits_problem(data, found, i))
     image, seeds = face(celeba_root, case.args[2]), case.args[3]
-    for name, one, book in zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL)):
+    for i, (name, one, book) in enumerate(zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL))):
         assert one["outs"] is not None, say("the {name} split has no transform", name=name)
         if name == "train":
             same = like_the_books_train_transform(one["outs"], one["steps"], image, seeds)
         else:
             same = all(same_pixels(got, run(T.Compose(book), image, seed)) for got, seed in zip(one["outs"], seeds))
+        if not same:
+            fail_if(splits_problem(data, found, i))
         assert same, say(
             "the {name} split's transform is not the book's {transform}: random augmentation on training images "
             "only, the centre crop on valid and test", name=name,
@@ -410,6 +554,7 @@ def test_load_splits_refuses_more_images_than_a_split_has(data):
                                        asked="load_splits(root, n_train={}, n_valid={})".format(*case.args))
         if err is None:
             fail_if(say("{refuse}\n  {asked} on a {split} split of {n} images returned without an error", **where))
+        fail_if(torchvision_problem(err["kind"], err["text"]))
         fail_if(unknown_split(err["text"]) if err["kind"] == "ValueError" else None)
         if err["kind"] != "ValueError":
             fail_if(say("{refuse}\n  {asked} on a {split} split of {n} images raised {kind}: {error}",
@@ -418,7 +563,7 @@ def test_load_splits_refuses_more_images_than_a_split_has(data):
             "{refuse}\n  {asked} on a {split} split of {n} images raised ValueError({error!r}), which does "
             "not say {n}", error=err["text"], **where)
     # ... and exactly as many as a split has is not more: all of them.
-    train, valid = load(exact)
+    train, valid = load(data, exact)
     assert (train, valid) == (SIZES["train"], SIZES["valid"]), say(
         "asked for all the images of each split, load_splits gives them all\n"
         "  it gave {train} and {valid} of {train_size} and {valid_size}", train=train, valid=valid,
@@ -434,6 +579,8 @@ def test_load_splits_passes_on_a_missing_dataset_error(data):
     if err is None:
         pytest.fail(say("{missing}\n  with no dataset under root, it returned without an error", missing=_(MISSING)),
                     pytrace=False)
+    if "kata data" not in err["text"]:
+        fail_if(torchvision_problem(err["kind"], err["text"]))
     assert "kata data" in err["text"], say(
         "{missing}\n  with no dataset under root, it raised {kind}: {error}", missing=_(MISSING),
         kind=err["kind"], error=err["text"])
@@ -443,16 +590,20 @@ def test_load_splits_passes_on_a_missing_dataset_error(data):
 
 
 def test_make_loaders_default_batch_size_is_32(data):
-    sizes = [made(size) for size in load(data.cases("loaders")[0])]
+    sizes = [made(size) for size in load(data, data.cases("loaders")[0])]
     assert sizes == [32, 32, 32], say(
         "make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
         "def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
 
 
 def test_make_loaders_batches_every_image_once(data):
-    found = load(data.cases("loaders")[1])
+    found = load(data, data.cases("loaders")[1])
     assert found is not None, _("make_loaders returns (train_dl, valid_dl, test_dl)")
-    for name, one in zip(("train_dl", "valid_dl", "test_dl"), found):
+    def problem(i):   # the transform of the split loader i batches, asked where its image is not the book's
+        (case,) = data.cases("splits")
+        return None if case.raised is not None else splits_problem(data, case.answer["sets"], i)
+
+    for i, (name, one) in enumerate(zip(("train_dl", "valid_dl", "test_dl"), found)):
         assert one["loader"], say("{name} is a {kind}, not a torch DataLoader", name=name, kind=one["kind"])
         assert one["batch_size"] == 8, say("{name} has batch_size={size}; pass batch_size on to the DataLoader",
                                            name=name, size=made(one["batch_size"]))
@@ -465,11 +616,11 @@ def test_make_loaders_batches_every_image_once(data):
         assert images == 8 and labels == 8, say(
             "{name} gave a first batch of {images} images and {labels} labels with batch_size=8", name=name,
             images=images, labels=labels)
-        check_tensor_image(one["x"], say("an image of {name}", name=name))
+        check_tensor_image(one["x"], say("an image of {name}", name=name), lambda i=i: problem(i))
 
 
 def test_only_the_training_loader_shuffles(data):
-    found = load(data.cases("loaders")[2])
+    found = load(data, data.cases("loaders")[2])
     assert found["random"], _(
         "train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each epoch sees "
         "the training images in a new order")
@@ -478,5 +629,5 @@ def test_only_the_training_loader_shuffles(data):
             "{name} shuffles; only the training loader does (the scores don't depend on order, and a "
             "fixed order makes runs comparable)", name=name)
     for label in found["label"]:
-        fail_if(item_label_problem(label, _("train_dl's first label")))
+        fail_if(item_label_problem(data, label, _("train_dl's first label")))
     assert found["orders"] > 1, _("four passes over train_dl gave the labels in the same order: it does not shuffle")
