@@ -123,6 +123,34 @@ def test_get_smile_returns_the_smiling_attribute(data):
 # --- the transforms -------------------------------------------------------
 
 
+TENSOR_BEFORE_RESIZE = N_(
+    "{which} has the book's steps in another order: ToTensor() comes before {late}, so Resize works on a float "
+    "tensor instead of the PIL image, and the pixels differ from the book's. On a PIL image Resize interpolates the "
+    "8-bit pixels and rounds each to a whole level (k/255 after ToTensor); on a float tensor it interpolates in "
+    "float32 (bilinear, antialiased) and keeps the fractions: pixels up to about 1/255 away from the book's, and a "
+    "white one a hair above 1.0. The book crops, flips and resizes the PIL image, and calls ToTensor() last\n"
+    "  yours:  Compose([{yours}])\n  book's: Compose([{books}])")
+
+
+def order_problem(which: str, got, book) -> str | None:
+    """TENSOR_BEFORE_RESIZE where ``got`` (a transform's steps) holds the book's steps, its Resize after ToTensor()
+    (only then: another order of the book's steps gives the book's pixels, or fails on its own first line)."""
+    want = steps(T.Compose(book))
+    if not isinstance(got, list) or sorted(got) != sorted(want) or got == want:
+        return None
+    first = got.index("ToTensor()")
+    if not any(step.startswith("Resize(") for step in got[first + 1:]):
+        return None
+    return say(TENSOR_BEFORE_RESIZE, which=which, late=", ".join(got[first + 1:]), yours=", ".join(got),
+               books=", ".join(want))
+
+
+def learners_order(data, which: str) -> str | None:
+    """:func:`order_problem` of the learner's ``which`` (train_transform or eval_transform)."""
+    return order_problem(f"{which}()", data.answer("transforms", which).get("steps"),
+                         BOOK_TRAIN if which == "train_transform" else BOOK_EVAL)
+
+
 @pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
                          ids=["train_transform", "eval_transform"])
 def test_transform_is_the_books_compose(data, which, book):
@@ -131,6 +159,7 @@ def test_transform_is_the_books_compose(data, which, book):
         "{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
         "{value}", which=which, value=describe(made(found.get("value"))))
     got, want = found["steps"], steps(T.Compose(book))
+    fail_if(order_problem(f"{which}()", got, book))
     assert got == want, say(
         "{which}() must be the book's Compose: the same steps, in the same order, with the same sizes\n"
         "  yours:  Compose([{yours}])\n  book's: Compose([{books}])", which=which, yours=", ".join(got),
@@ -139,7 +168,7 @@ def test_transform_is_the_books_compose(data, which, book):
 
 def kinds_of(data, which):
     for case in [case for case in data.cases("transforms")[2:] if case.args[0] == which]:
-        check_tensor_image(case.answer, which)
+        check_tensor_image(case.answer, which, learners_order(data, which))
 
 
 def test_train_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
@@ -150,7 +179,18 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
     kinds_of(data, "eval_transform")
 
 
-def check_tensor_image(out, which):
+def check_tensor_image(out, which, order=None):
+    """A transform's output is a 3x64x64 float tensor in [0, 1]; where it is not, ``order`` (the transform's
+    :func:`order_problem`), when there is one, is the cause said."""
+    __tracebackhide__ = True
+    try:
+        tensor_image(out, which)
+    except AssertionError:
+        fail_if(order)
+        raise
+
+
+def tensor_image(out, which):
     assert isinstance(out, torch.Tensor), say(
         "a transform must end with transforms.ToTensor(), so the model gets a tensor\n  {which} returned "
         "{value}", which=which, value=describe(made(out)))
@@ -171,6 +211,7 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
         image = face(celeba_root, index)
         if same_pixels(got, T.Compose(BOOK_EVAL)(image)):
             continue
+        fail_if(learners_order(data, "eval_transform"))
         resized_first = T.Compose([T.Resize([64, 64]), T.CenterCrop([178, 178]), T.ToTensor()])(image)
         assert not same_pixels(got, resized_first), _(
             "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
@@ -200,7 +241,11 @@ def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
 
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     found = (case := data.cases("train_seeds")[0]).answer
-    check_tensor_image(found["outs"][0], "train_transform")
+    order = order_problem("train_transform()", found["steps"], BOOK_TRAIN)
+    check_tensor_image(found["outs"][0], "train_transform", order)
+    if not like_the_books_train_transform(found["outs"][:6], found["steps"], face(celeba_root, case.args[0]),
+                                          range(6)):
+        fail_if(order)
     assert like_the_books_train_transform(found["outs"][:6], found["steps"], face(celeba_root, case.args[0]),
                                           range(6)), _(
         "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
@@ -226,7 +271,8 @@ def pixels(out) -> torch.Tensor:
 def test_train_transform_flips_about_half_the_time(data):
     # Left half black, right half white: after a flip, the left half is the brighter one.
     found = data.cases("train_seeds")[0].answer
-    check_tensor_image(found["first"], "train_transform")   # the form first: a 3x64x64 float image
+    check_tensor_image(found["first"], "train_transform",   # the form first: a 3x64x64 float image
+                       order_problem("train_transform()", found["steps"], BOOK_TRAIN))
     flips = found["flips"]
     assert 70 <= flips <= 130, say(
         "the training transform flipped {flips} of 200 images; RandomHorizontalFlip() flips half of "
@@ -381,17 +427,28 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
                 label=int(label), smiling=int(smiling[filename]))
 
 
+def split_order(data, name: str, got, book) -> str | None:
+    """:func:`order_problem` of a split's transform, named as the learner's function it is, where its steps are."""
+    which = "train_transform" if name == "train" else "eval_transform"
+    mine = data.answer("transforms", which).get("steps") == got
+    return order_problem(f"{which}()" if mine else say("the {name} split's transform", name=name), got, book)
+
+
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     case, found = the_splits(data, "train", "valid")
-    for name, one in zip(SPLITS, found):
-        check_tensor_image(one["x"], say("the {name} split's transform", name=name))
+    books = (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL)
+    orders = [split_order(data, name, one.get("steps"), book) for name, one, book in zip(SPLITS, found, books)]
+    for name, one, order in zip(SPLITS, found, orders):
+        check_tensor_image(one["x"], say("the {name} split's transform", name=name), order)
     image, seeds = face(celeba_root, case.args[2]), case.args[3]
-    for name, one, book in zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL)):
+    for name, one, book, order in zip(SPLITS, found, books, orders):
         assert one["outs"] is not None, say("the {name} split has no transform", name=name)
         if name == "train":
             same = like_the_books_train_transform(one["outs"], one["steps"], image, seeds)
         else:
             same = all(same_pixels(got, run(T.Compose(book), image, seed)) for got, seed in zip(one["outs"], seeds))
+        if not same:
+            fail_if(order)
         assert same, say(
             "the {name} split's transform is not the book's {transform}: random augmentation on training images "
             "only, the centre crop on valid and test", name=name,

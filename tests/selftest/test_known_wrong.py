@@ -32,6 +32,7 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
+from raising import Escapes, Texts, unnamed
 from test_records import Verdicts, answers_file
 
 from kata import curriculum
@@ -106,6 +107,21 @@ def _copy_in_flight_reads_nan() -> str | None:
     return None
 
 
+_BY_DESIGN: dict[str, set] = {}
+
+
+def raised_by_design(exercise: str, pytester) -> set:
+    """What the reference's code raises in a run of the exercise's checks (a refusal its contract asks for), by
+    kind, function and source: no known mistake's failure need name those (raising.Escapes)."""
+    if exercise not in _BY_DESIGN:
+        folder = locate().solutions
+        with Escapes(folder) as escapes:
+            pytester.inline_run("--target", str(folder), str(locate().checks_of(exercise)), "-p", "no:cacheprovider",
+                                "-q")
+        _BY_DESIGN[exercise] = set(escapes.found)
+    return _BY_DESIGN[exercise]
+
+
 # What a mutant may need of the accelerator: name -> a probe (None: it behaves so; else why not).
 NEEDS = {"cpu-0d-output": _cpu_0d_output_refused, "copy-in-flight-reads-nan": _copy_in_flight_reads_nan}
 
@@ -133,10 +149,11 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     if missing is not None:
         pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
     folder = write_mutant(tmp_path / "mutant", exercise, *edits)
-    outcomes, here = Outcomes(), Verdicts()
+    outcomes, here, texts = Outcomes(), Verdicts(), Texts()
     chosen = ["--target", str(folder), str(locate().checks_of(exercise)), "-k", " or ".join(sorted(set(failing))),
               "-p", "no:cacheprovider", "-q"]
-    pytester.inline_run(*chosen, plugins=[outcomes, here])
+    with Escapes(folder) as escapes:   # each error its code raises: its line is named in a failure
+        pytester.inline_run(*chosen, plugins=[outcomes, here, texts])
     read = {name.split(".", 1)[1] for found in here.rests.values() for name, *_rests in found}
     path = answers_file(folder, exercise, asking.SEED, tmp_path / "answers.json", read)   # as graded
     there = Verdicts()
@@ -158,3 +175,7 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
+    said = [text for name in failing for text in texts.failures.get(name, [])]
+    silent = unnamed(escapes.found, set(), said) and unnamed(escapes.found, raised_by_design(exercise, pytester), said)
+    assert not silent, (f"{exercise} with '{mistake}': its code raised these errors, and no failure of its checks "
+                        f"names the learner's line: " + "; ".join(silent))
