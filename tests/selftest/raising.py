@@ -1,7 +1,8 @@
 """The errors a learner's code raises in a run of the checks, traced: each error that leaves a function of the
-learner's folder for a caller outside it (a record, a check), whatever then catches it. A known mistake's run must
-name the learner's line of each (tests/selftest/test_known_wrong.py), as the kata's rule says: every error raised
-in the checks' run is shown with the learner's file and line (kata.records.caught, kata.harness.failures).
+learner's folder for a caller outside it (a record, a check), whatever then catches it: each in-process run
+(tests/selftest/in_process.py) keeps them. A known mistake's run must name the learner's line of each
+(tests/selftest/test_known_wrong.py), as the kata's rule says: every error raised in the checks' run is shown
+with the learner's file and line (kata.records.caught, kata.harness.failures).
 """
 
 from __future__ import annotations
@@ -55,18 +56,6 @@ class Escapes:
 
     def __exit__(self, *exc_info):
         sys.settrace(self._before)
-
-
-class Texts:
-    """A plugin for an inner run: the failure text of each check, as the learner reads it (the kata's message)."""
-
-    def __init__(self):
-        self.failures: dict[str, list[str]] = {}
-
-    def pytest_runtest_logreport(self, report):
-        if report.failed:
-            name = report.nodeid.split("::")[-1].split("[")[0]
-            self.failures.setdefault(name, []).append(str(report.longrepr))
 
 
 def unnamed(escapes: dict, expected: set, texts: list[str]) -> list[str]:
