@@ -46,7 +46,7 @@ def reading(item) -> None:
     _CURRENT[0] = item
 
 
-RAISED = "kata_raised"   # the user property of an error the learner's code raised that a check read: [kind, place]
+RAISED = "kata_raised"   # a user property: an error the learner's code raised in a record a check read: [kind, place]
 
 
 def _met(kind: str, at) -> None:
