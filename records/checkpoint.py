@@ -15,7 +15,7 @@ from pathlib import Path
 import torch
 from hypothesis import strategies as st
 
-from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, WORK, context, record
+from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, WORK, caught, context, record
 from kata.records.doubles import MORE, fixed_batches, history_of, host, tiny_model, tiny_run, train_batches
 from kata.records.elsewhere import NotRun, open_elsewhere
 from kata.records.history import HISTORY, History
@@ -87,23 +87,29 @@ def placement(adam) -> list:
             for group in adam.param_groups for p in group["params"]]
 
 
+def replaced(model, optimizer) -> list[str]:
+    """The names of the model's parameters that ``optimizer``, built on the model before the load, does not hold:
+    Parameter objects the load put in place of the model's own."""
+    held = [p for group in optimizer.param_groups for p in group["params"]]
+    return [name for name, p in model.named_parameters() if not any(p is q for q in held)]
+
+
 def loaded(checkpoint, path, seed, on=None, optimizer=True, **kwargs) -> dict:
     """A fresh model (another seed) on device ``on`` and its Adam, filled by load_checkpoint (``optimizer``: given it):
-    what it returned, the model's state and devices, whether the optimizer holds its parameters, the optimizer's
-    state and where each state tensor is; then MORE epochs where the model goes: the weights after, or the error."""
+    what it returned, the model's state and devices, which of its parameters the optimizer no longer holds, the
+    optimizer's state and where each state tensor is; then MORE epochs where the model goes: the weights after, or
+    the error."""
     model, adam = tiny_run(seed + 1, 0, on)
     returned = checkpoint.load_checkpoint(path, model, *([adam] if optimizer else []), **kwargs)
-    params = [p for group in adam.param_groups for p in group["params"]]
     found = {"returned": returned, "state": cpu(dict(model.state_dict())),
-             "devices": sorted({p.device.type for p in model.parameters()}),
-             "held": [any(p is q for q in model.parameters()) for p in params], "optimizer": cpu(adam.state_dict()),
-             "placement": placement(adam)}
+             "devices": sorted({p.device.type for p in model.parameters()}), "replaced": replaced(model, adam),
+             "optimizer": cpu(adam.state_dict()), "placement": placement(adam)}
     if not optimizer:
         return found
     try:
         train_batches(model, adam, fixed_batches(), MORE, kwargs.get("device", on))
     except RuntimeError as err:   # the next step's error, for the check to explain
-        return {**found, "step_error": f"{type(err).__name__}: {err}"}
+        return {**found, "step_error": f"{type(err).__name__}: {err}", "step_raised": caught(err, checkpoint)}
     return {**found, "after": [host(p) for p in model.parameters()]}
 
 
@@ -151,6 +157,7 @@ def refuses(checkpoint, seed, epoch, hidden):
         except Exception as err:  # noqa: BLE001 - which error it raised is the answer
             one["error"] = f"{type(err).__name__}: {str(err)[:300]}"
             one["refused"] = isinstance(err, pickle.UnpicklingError)
+            one["raised"] = None if one["refused"] else caught(err, checkpoint)
         found.append({**one, "ran": marker.exists(),
                       "unchanged": all(torch.equal(v, model.state_dict()[k]) for k, v in before.items())})
     return found
@@ -216,7 +223,7 @@ def on_laptop(target, file, seed, calls) -> dict:
         one = found["calls"][label] = {
             "error": None, "returned": _plain(returned), "devices": [str(p.device) for p in model.parameters()],
             "state": cpu(dict(model.state_dict())), "optimizer": cpu(optimizer.state_dict()),
-            "placement": placement(optimizer), "step_error": None}
+            "placement": placement(optimizer), "replaced": replaced(model, optimizer), "step_error": None}
         try:
             train_batches(model, optimizer, fixed_batches(), MORE, device=next(model.parameters()).device)
         except Exception as exc:  # noqa: BLE001 - the next step's error, for the check to explain

@@ -80,7 +80,8 @@ def guarded(obj, found):
                 exc.__traceback__) if folder and Path(f.filename).resolve().is_relative_to(folder)]
             base = next((c.__name__ for c in (TypeError, RuntimeError, AttributeError) if isinstance(exc, c)), "")
             found[into] = {"kind": type(exc).__name__, "base": base or "Exception", "text": str(exc),
-                           "where": (place or [None])[-1], "blocked": isinstance(exc, Refused) and exc.args[0]}
+                           "where": (place or [None])[-1], "raised_at": None if isinstance(exc, Refused) else (
+                               place or [None])[-1], "blocked": isinstance(exc, Refused) and exc.args[0]}
 
     with contextlib.ExitStack() as patched:
         for owner, attr, name in [*((plt, a, f"plt.{a}") for a in ("show", "pause", "ginput", "waitforbuttonpress")),

@@ -9,7 +9,7 @@ import torch
 from hypothesis import strategies as st
 from torch import nn
 
-from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, context, record
+from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, caught, context, record
 from kata.records.declared import read
 from kata.records.doubles import HalfModel, host, tiny_seeds, tiny_setup
 
@@ -120,7 +120,7 @@ def measured_on_accelerator(training, seed, kind):
     except (TypeError, RuntimeError, ValueError) as exc:   # what the check explains (PyTorch's device errors)
         if isinstance(exc, NotImplementedError) or {p.device.type for p in model.parameters()} == {acc.type}:
             raise
-        return placed(model, {"result": None, "log": log.data()})
+        return placed(model, {"result": None, "log": log.data(), "raised": caught(exc, training)})
 
 
 @record(rests=SOURCE)

@@ -200,6 +200,8 @@ def pipeline_problem(which: str, got, book) -> str | None:
     want = steps(T.Compose(book))
     if not isinstance(got, list) or got == want:
         return None
+    if (order := order_problem(which, got, book)) is not None:
+        return order
     lesson, difference = first_difference(which, got, want)
     return say(PIPELINE, lesson=_(lesson), difference=difference, yours=", ".join(got), books=", ".join(want))
 
@@ -214,6 +216,28 @@ def learners_problem(data, which: str) -> str | None:
     """:func:`pipeline_problem` of the learner's ``which``."""
     return pipeline_problem(f"{which}()", learners_steps(data, which),
                             BOOK_TRAIN if which == "train_transform" else BOOK_EVAL)
+
+
+TENSOR_BEFORE_RESIZE = N_(
+    "{which} has the book's steps in another order: ToTensor() comes before {late}, so Resize works on a float "
+    "tensor instead of the PIL image, and the pixels differ from the book's. On a PIL image Resize interpolates the "
+    "8-bit pixels and rounds each to a whole level (k/255 after ToTensor); on a float tensor it interpolates in "
+    "float32 (bilinear, antialiased) and keeps the fractions: pixels up to about 1/255 away from the book's, and a "
+    "white one a hair above 1.0. The book crops, flips and resizes the PIL image, and calls ToTensor() last\n"
+    "  yours:  Compose([{yours}])\n  book's: Compose([{books}])")
+
+
+def order_problem(which: str, got, book) -> str | None:
+    """TENSOR_BEFORE_RESIZE where ``got`` (a transform's steps) holds the book's steps, its Resize after ToTensor()
+    (only then: another order of the book's steps gives the book's pixels, or fails on its own first line)."""
+    want = steps(T.Compose(book))
+    if not isinstance(got, list) or sorted(got) != sorted(want) or got == want:
+        return None
+    first = got.index("ToTensor()")
+    if not any(step.startswith("Resize(") for step in got[first + 1:]):
+        return None
+    return say(TENSOR_BEFORE_RESIZE, which=which, late=", ".join(got[first + 1:]), yours=", ".join(got),
+               books=", ".join(want))
 
 
 @pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],

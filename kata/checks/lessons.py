@@ -26,11 +26,12 @@ __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACC
            "ELSEWHERE_FAILED", "ELSEWHERE_MAP_LOCATION_NONE", "ELSEWHERE_NEEDS_MAP_LOCATION", "ELSEWHERE_PLAIN",
            "ENTRY_AT", "ENTRY_AT_ALSO", "ENTRY_HELD", "ENTRY_LESSONS", "GRADIENTS_PILE_UP", "GRAPH_KEPT",
            "HISTORIES_DIFFER", "LABEL_NOT_A_TENSOR", "LABEL_WRONG_DTYPE", "LEARNING_RATE", "LOAD_DEVICE_NONE",
-           "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL", "LOAD_OPTIMIZER_STATE", "LOAD_RETURNS_EPOCH",
-           "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES", "LOSS_DIVIDED_BY_FULL_BATCHES", "LOSS_FUNCTION",
-           "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES", "LOSS_IS_A_MEAN_OVER_BATCHES",
-           "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE", "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED",
-           "LOSS_OF_THE_LAST_BATCH", "LOSS_SUMMED_BATCH", "LOSS_SUMMED_OVER_THE_BATCH", "LOSS_UNEXPLAINED",
+           "LOAD_MODEL_STATE", "LOAD_MOVES_THE_MODEL", "LOAD_OPTIMIZER_STATE", "LOAD_REPLACED_PARAMETERS",
+           "LOAD_RETURNS_EPOCH", "LOAD_RETURNS_HISTORY", "LOSS_DIVIDED_BY_BATCHES", "LOSS_DIVIDED_BY_FULL_BATCHES",
+           "LOSS_FUNCTION", "LOSS_FUNCTION_BATCH", "LOSS_GOT_INTEGER_LABELS", "LOSS_GOT_OTHER_SHAPES",
+           "LOSS_IS_A_MEAN_OVER_BATCHES", "LOSS_IS_FOR_LOGITS", "LOSS_IS_L1", "LOSS_IS_MSE",
+           "LOSS_NOT_A_MEAN_OVER_SAMPLES", "LOSS_NOT_WEIGHTED", "LOSS_OF_THE_LAST_BATCH", "LOSS_SUMMED_BATCH",
+           "LOSS_SUMMED_OVER_THE_BATCH", "LOSS_UNEXPLAINED",
            "MIXED_DEVICES", "MIXED_DEVICES_FRAME", "NEVER_ZEROED", "NEW_OPTIMIZER", "NEXT_STEP_FAILED", "NOT_REFUSED",
            "NO_STEP", "NO_TRAINING_BATCH", "NO_VALIDATION", "NUMPY_LESSONS", "OPTIMIZER_CLASS",
            "OPTIMIZER_STATE_LEFT_BEHIND", "PYTORCH_ERROR_AT", "REFUSED_OTHERWISE", "RESUMED", "RESUME_DIFFERS",
@@ -381,6 +382,13 @@ OPTIMIZER_STATE_LEFT_BEHIND = N_(
     "two devices: Optimizer.load_state_dict puts each state tensor where its parameter is at that moment, so the "
     "model moves first, then the optimizer's state is loaded\n  after {call}, {name} of parameter {index} is on "
     "{state}")
+LOAD_REPLACED_PARAMETERS = N_(
+    "load_checkpoint put new Parameter objects in the model in place of its own, so the optimizer the caller built "
+    "on the model holds parameters the model no longer has: optimizer.step() updates those, the optimizer's state "
+    "just loaded belongs to them, and the model stops learning. load_state_dict(state, assign=True) does this: the "
+    "file's tensors themselves become the parameters (new objects, on map_location's device). Load with "
+    "model.load_state_dict(state), which copies the values into the existing parameters: they keep their device "
+    "and the optimizer's references\n  after {call}, the model's {names} are not the parameters the optimizer holds")
 LOAD_MOVES_THE_MODEL = N_(
     "given a device, load_checkpoint moves the model there first, in place (Module.to moves the caller's model "
     "object), and maps the file's tensors there\n  after {call}, the model, which was on {before}, is on {after}")

@@ -33,7 +33,7 @@ from kata.project import locate
 from kata.records.declared import files_of
 from kata.records.wire import Unreadable, untyped
 
-__all__ = ["SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_of", "reading"]
+__all__ = ["RAISED", "SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_of", "reading"]
 
 SEED = 0   # the records' seed in a learner's run: the same inputs every run (grading draws one per hand-in)
 
@@ -44,6 +44,41 @@ _CURRENT: list = [None]   # the check being run (kata/harness/plugin.py sets it)
 def reading(item) -> None:
     """From now on, the answers read are ``item``'s (None: no check's)."""
     _CURRENT[0] = item
+
+
+RAISED = "kata_raised"   # a user property: an error the learner's code raised in a record a check read: [kind, place]
+
+
+def _met(kind: str, at) -> None:
+    """The current check reads a record in which the learner's code raised an error at ``at`` ([file, line,
+    function, source]), one the record did not expect (it left the record, or the record kept it with
+    kata.records.caught): its failure names that line (kata.harness.failures), whatever the check says of it."""
+    item = _CURRENT[0]
+    if item is None or not (isinstance(at, list) and len(at) == 4) or kind in ("NotImplementedError", "NotSetYet"):
+        return
+    entry = (RAISED, [str(kind), at])
+    if entry not in item.user_properties:
+        item.user_properties.append(entry)
+
+
+def _caught_in(node, depth: int = 0) -> list:
+    """Each error a record caught in the learner's code (kata.records.caught: a dict with ``kind`` and
+    ``raised_at``) that an answer as the wire carries it holds, ``[kind, raised_at]``, found without decoding
+    the rest (its tensors)."""
+    if depth > 40 or not isinstance(node, dict) or node.get("t") not in ("dict", "list", "tuple", "namedtuple"):
+        return []
+    found = []
+    if node["t"] == "dict":
+        keys = [k.get("v") if isinstance(k, dict) else None for k in node.get("k", [])]
+        if "kind" in keys and "raised_at" in keys:
+            values = dict(zip(keys, node.get("v", [])))
+            try:
+                found.append([untyped(values["kind"]), untyped(values["raised_at"])])
+            except Unreadable:
+                pass
+    for inner in node.get("v", []):
+        found += _caught_in(inner, depth + 1)
+    return found
 
 
 class AnswerError(AssertionError):
@@ -140,6 +175,13 @@ class Asking:
             item.user_properties.append(read)
         if name not in self._asked:
             self._asked[name] = self._ask(rec)
+        for case in self._asked[name]:   # each error the learner's code raised in the scenario the check reads
+            if "error" in case.result:
+                _met(str(case.result.get("kind")), case.result.get("raised_at"))
+            if "caught" not in case.result:
+                case.result["caught"] = _caught_in(case.result.get("data"))
+            for kind, at in case.result["caught"]:
+                _met(str(kind), at)
         return self._asked[name]
 
     def answer(self, name: str, *args):

@@ -20,6 +20,10 @@ pytest's traceback:
   line, function), the error, and the line; errors of one kind raised by one
   line are one cause, whatever their values (``'Linear' object has no
   attribute 'device'`` and ``'NoneType' object ...``);
+- a check's own assertion about an error the learner's code raised, which the
+  check read from a record (re-raised, or caught there: kata.records.caught):
+  its message, and under it the learner's line for each such error that the
+  message does not already name (``raised``: the check's ``kata_raised``);
 - any other error: the error and where it was raised (a library, or the check).
 
 Hypothesis reports several failures of one check as an exception group: its
@@ -36,9 +40,11 @@ import pytest
 from kata.harness.outcomes import clean
 from kata.harness.target import NotSetYet, Target, TargetError
 from kata.harness.tracebacks import Place, display, unwritten
-from kata.i18n import say
+from kata.i18n import N_, say
 
-__all__ = ["Failure", "describe", "innermost"]
+__all__ = ["RAISED_AT", "Failure", "describe", "innermost"]
+
+RAISED_AT = N_("{kind} raised at {where}: {source}")
 
 
 @dataclass(frozen=True)
@@ -63,8 +69,9 @@ def innermost(exc: BaseException) -> BaseException:
     return exc
 
 
-def describe(excinfo: pytest.ExceptionInfo, target: Target, timeout: float) -> Failure:
-    """The message of a check's failure against ``target`` (``timeout``: its time limit, in seconds)."""
+def describe(excinfo: pytest.ExceptionInfo, target: Target, timeout: float, raised=()) -> Failure:
+    """The message of a check's failure against ``target`` (``timeout``: its time limit, in seconds; ``raised``:
+    the errors of the learner's code the check read, each ``[kind, [file, line, function, source]]``)."""
     exc = innermost(excinfo.value)
     kind = type(exc).__name__
     if isinstance(exc, TargetError):
@@ -86,10 +93,20 @@ def describe(excinfo: pytest.ExceptionInfo, target: Target, timeout: float) -> F
     if isinstance(exc, NotImplementedError) and place is not None:
         return Failure(clean(unwritten(exc, place)), kind, todo=True)
     if place is None and isinstance(exc, (AssertionError, pytest.fail.Exception)):
-        return Failure(clean(_assertion(exc)) or clean(excinfo.exconly()), kind)
+        return Failure(_named(clean(_assertion(exc)) or clean(excinfo.exconly()), raised), kind)
     if place is not None:   # one line of the learner's code, one kind of error: one cause, whatever the values
         return Failure(clean(_raised_at(exc, place)), kind, traceback=True, headline=f"{place.where}: {kind}")
     return Failure(clean(f"{kind}: {exc}" + _origin(exc)), kind, traceback=True)
+
+
+def _named(message: str, raised) -> str:
+    """``message``, and under it the learner's line of each error in ``raised`` that it does not name yet."""
+    lines = []
+    for kind, (file, line, function, source) in raised:
+        where = Place(Path(file), line, function, source).where
+        if where not in message and (said := say(RAISED_AT, kind=kind, where=where, source=source)) not in lines:
+            lines.append(said)
+    return "\n".join([message, *("  " + line for line in lines)])
 
 
 def _assertion(exc: BaseException) -> str:

@@ -389,7 +389,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     failure = replaced = None
     if call.excinfo is not None and target is not None and not isinstance(call.excinfo.value, pytest.skip.Exception):
         timeout = item.config.getoption("timeout", None) or settings.CHECK_TIMEOUT
-        failure = failures.describe(call.excinfo, target, timeout)
+        raised = [value for key, value in item.user_properties if key == asking.RAISED]
+        failure = failures.describe(call.excinfo, target, timeout, raised)
         mine = failure.todo or failure.kind in ("TargetError", "Timeout")   # never a traceback worth reading
         if mine or (learner and not (failure.traceback and _tracebacks_asked(item.config))):
             replaced = failure.message

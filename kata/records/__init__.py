@@ -37,8 +37,8 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "ask_source", "context", "digest", "error_text", "few_threads", "load",
-           "module_of", "record", "small_celeba", "timed", "using"]
+           "ask_all", "ask_exercise", "ask_source", "caught", "context", "digest", "error_text", "few_threads", "load",
+           "module_of", "raised_at", "record", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -265,6 +265,35 @@ def error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0][:300] if text else ''}".rstrip(": ")
 
 
+def _folder_of(module) -> Path | None:
+    """The folder of the learner's code ``module`` is (a target's handle, or a module with a file), or None."""
+    target = getattr(module, "_target", None)   # kata.harness.target.TargetModule, read without importing it
+    if target is not None and getattr(target, "path", None) is not None:
+        return Path(target.path).resolve()
+    file = getattr(module, "__file__", None) if not isinstance(module, dict) else None
+    return Path(file).resolve().parent if isinstance(file, str) else None
+
+
+def raised_at(exc: BaseException, module) -> list | None:
+    """Where the learner's code (the folder of ``module``) raised ``exc``: the last frame of its traceback there,
+    as ``[file, line, function, source]``; None where none is there."""
+    folder = _folder_of(module)
+    if folder is None:
+        return None
+    found = None
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if Path(frame.filename).resolve().is_relative_to(folder):
+            found = [str(Path(frame.filename).resolve()), frame.lineno, frame.name, (frame.line or "").strip()]
+    return found
+
+
+def caught(exc: BaseException, module) -> dict:
+    """An error the learner's code (``module``) raised, caught by a record, as its answer holds it: its kind, its
+    text and where it was raised (``raised_at``). A check that reads it names that line when it fails
+    (kata.harness.asking and kata.harness.failures: one rule for every error a check's run meets)."""
+    return {"kind": type(exc).__name__, "text": str(exc), "raised_at": raised_at(exc, module)}
+
+
 def digest(inputs: list[tuple]) -> str:
     """A fingerprint of a record's inputs: the checks draw them again and compare."""
     raw = json.dumps(typed(list(inputs), values="digest"), sort_keys=True, default=str)
@@ -272,12 +301,13 @@ def digest(inputs: list[tuple]) -> str:
 
 
 def answer(rec: Record, module, args: tuple) -> dict:
-    """One case asked: ``{"data": ...}`` or ``{"error": "Kind: first line", "kind": "Kind"}`` (and, in this
-    process only, the exception itself under ``"exc"``)."""
+    """One case asked: ``{"data": ...}`` or ``{"error": "Kind: first line", "kind": "Kind", "raised_at": ...}`` (where
+    the learner's code raised it: :func:`raised_at`; and, in this process only, the exception itself under
+    ``"exc"``)."""
     try:
         return {"data": typed(rec.ask(module, *args))}
     except Exception as exc:  # noqa: BLE001 - the module's error is the answer
-        return {"error": error_text(exc), "kind": type(exc).__name__, "exc": exc}
+        return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": raised_at(exc, module), "exc": exc}
     except SystemExit as exc:
         return {"error": f"SystemExit({exc.code!r})", "kind": "SystemExit"}
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from raising import Escapes
 
 from kata import curriculum
 from kata.harness import outcomes
@@ -52,6 +53,8 @@ class Verdicts:
     rests: dict[str, set] = field(default_factory=dict)
     failures: dict[str, list[Failure]] = field(default_factory=dict)
     reports: list[dict] = field(default_factory=list)
+    said: dict[str, list[str]] = field(default_factory=dict)   # each failure's text, as the learner reads it
+    escapes: dict = field(default_factory=dict)   # the errors the learner's code raised (raising.Escapes)
 
     def pytest_runtest_logreport(self, report):
         if report.when == "call" or report.outcome != "passed":
@@ -59,6 +62,9 @@ class Verdicts:
         self.reports.append({"nodeid": report.nodeid, "when": report.when, "outcome": report.outcome,
                              "user_properties": list(report.user_properties),
                              "longrepr": report.longrepr if isinstance(report.longrepr, tuple) else None})
+        if report.failed:
+            name = report.nodeid.split("::")[-1].split("[")[0]
+            self.said.setdefault(name, []).append(str(report.longrepr))
         for key, value in report.user_properties:
             if key == "kata_record":
                 self.rests.setdefault(report.nodeid, set()).add((value[0], *value[1]))
@@ -78,8 +84,10 @@ class Verdicts:
 def verdicts(pytester, folder: Path, exercise: str, *more: str) -> Verdicts:
     """The checks of ``exercise`` run here on ``folder``'s module, with pytest's options ``more``."""
     seen = Verdicts()
-    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target", str(folder),
-                                 str(locate().checks_of(exercise)), *more, plugins=[seen])
+    with Escapes(folder) as escapes:
+        pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target", str(folder),
+                                     str(locate().checks_of(exercise)), *more, plugins=[seen])
+    seen.escapes = escapes.found
     assert seen.outcomes, f"no check of {exercise} ran on {folder}"
     return seen
 

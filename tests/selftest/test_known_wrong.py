@@ -34,9 +34,11 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
+from raising import unnamed
 
 from kata import curriculum
 from kata.checks.mutants import write_mutant
+from kata.project import locate
 
 pytest_plugins = ["pytester"]
 
@@ -117,6 +119,12 @@ def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, f
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"
     assert not untrue, (f"{exercise} with '{mistake}': these failures do not give the true reason "
                         f"(/{message}/): " + "\n".join(untrue))
+    # Each error its code raised (raising.Escapes) has its line named in a failure, but what the reference raises too.
+    said = [text for name in failing for text in run.said.get(name, [])]
+    silent = unnamed(run.escapes, set(), said) and unnamed(
+        run.escapes, set(in_process.verdicts(pytester, locate().solutions, exercise).escapes), said)
+    assert not silent, (f"{exercise} with '{mistake}': its code raised these errors, and no failure of its checks "
+                        f"names the learner's line: " + "; ".join(silent))
 
 
 @pytest.mark.parametrize(
