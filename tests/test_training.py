@@ -248,6 +248,7 @@ def test_histories_are_four_lists_of_python_floats(training):
 
 
 def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training):
+    histories(training, "behaviour", "two epochs", 2)   # histories of the contract's kind, as in every check
     for case in training.cases("any_sizes"):   # drawn sizes, and a last batch of one image
         n_train, batch, epochs, _seed = case.args
         history = answered(training, case, epochs)[1]
