@@ -29,6 +29,7 @@ from kata.checks import lessons
 from kata.checks.checkpoints import (
     HISTORY,
     file_problem,
+    history_refused,
     moved_problem,
     optimizer_difference,
     optimizer_state,
@@ -150,21 +151,25 @@ def replaced_problem(found: dict, call: str) -> str | None:
     return say(lessons.LOAD_REPLACED_PARAMETERS, call=call, names=", ".join(found["replaced"]))
 
 
-def step_problem(found: dict, call: str) -> str | None:
-    """The next training steps work, where the model is (after :func:`placement_problem` has spoken)."""
+def step_problem(found: dict, call: str, before=None) -> str | None:
+    """The next training steps work, where the model is (after :func:`placement_problem` has spoken); where they
+    fail and a load without a device (``before``: where the model was) left the model elsewhere, that says why."""
     if found.get("step_error") is None:
         return None
+    if before is not None and set(found["devices"]) != {before.type}:
+        return say(lessons.LOAD_DEVICE_NONE, call=call, before=before, after=", ".join(sorted(found["devices"])))
     return placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"])
 
 
-def resume_problem(seed, found: dict, atol=0.0) -> str | None:
-    """Training resumed from the learner's checkpoint takes the steps of training that never stopped."""
+def resume_problem(seed, found: dict, atol=0.0, before=None) -> str | None:
+    """Training resumed from the learner's checkpoint (of a model that was on ``before``, loaded without a device)
+    takes the steps of training that never stopped."""
     at_save, optimizer_at_save, uninterrupted = run(seed)
     call = load_call(True)
     problem = (model_problem(found["state"], at_save, call, atol)
                or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, atol,
                                        call=call)
-               or replaced_problem(found, call) or step_problem(found, call))
+               or replaced_problem(found, call) or step_problem(found, call, before))
     if problem:
         return problem
     for (name, want), got in zip(uninterrupted.items(), found["after"]):
@@ -187,6 +192,10 @@ def test_save_checkpoint_writes_one_file_that_loads_with_weights_only(checkpoint
 def file_part(checkpoint, part: str, kind="floats", record="run", device=None):
     """The part of the file a check reads, as it was saved (the run's states, the epoch, the histories)."""
     __tracebackhide__ = True
+    if part == "history" and kind != "floats":   # a file refused for the history's entries, saved as given
+        refused = answer(checkpoint, record, kind)[1]["read"]
+        fail_if(history_refused(refused, history_of(kind, device), answer(checkpoint, record, "floats")[1]["read"],
+                                "run.pt"))
     (seed, epoch, _kind), found = written(checkpoint, record, kind)
     fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, history_of(kind, device), parts=(part,)))
 
@@ -305,7 +314,7 @@ def test_a_given_device_takes_the_model_there_first_and_the_optimizer_state_besi
 
 @pytest.mark.cuda
 def test_training_resumed_on_the_accelerator_takes_the_steps_of_training_that_never_stopped(checkpoint, accelerator):
-    fail_if(resume_problem(*loaded(checkpoint, "on_accelerator", "resume", atol=ATOL), ATOL))
+    fail_if(resume_problem(*loaded(checkpoint, "on_accelerator", "resume", atol=ATOL), ATOL, accelerator))
 
 
 # --- on a laptop: a fresh process without an accelerator ------------------------------------------

@@ -75,6 +75,9 @@ BY_POSITION = N_("the history is a tuple of four lists, (loss_train, loss_valid,
                  "tuple has no field names")
 CRASHED = N_("{function} failed in your code, at the line below, and the check can't tell why from what it gave it "
              "(described below): read the error and the line")
+SEEDS_CRASH_THERE = N_("  the same code hands NumPy the history's tensors as they are: on the accelerator {who} failed"
+                       "{where}, and here NumPy refuses tensors that require grad too (.item() or float(t) converts "
+                       "both)")
 CRASH_DETAILS = N_("{cause}\n  {who} failed{where}\n  {error}\n  the history ({epochs}, a {kind}) holds\n    {holds}")
 
 
@@ -90,13 +93,39 @@ def short(values, limit=6) -> str:
     return f"[{text}{more}]"
 
 
-def crashed(found, who, history, sandbox="plot_history(history)"):
-    """Fail as the learner's code did (found["failed"]), or for a refused call it carried on after (found["calls"])."""
+def refusal_of(failed) -> str | None:
+    """'device' or 'grad' where the learner's code failed (a record's found["failed"]) with NumPy refusing a tensor."""
+    if failed is None or failed["blocked"]:
+        return None
+    return numpy_refusal(getattr(builtins, failed["base"])(failed["text"]))
+
+
+def place_of(failed) -> str:
+    at = failed["where"]   # [file, line, function, source]: the last frame in the learner's folder
+    return say(AT, where=Place(Path(at[0]), *at[1:]).where, source=at[3]) if at else ""
+
+
+def seeds_crash(plotting) -> str | None:
+    """Where the same code met the seed's crash on the accelerator (NumPy refusing a device tensor): the line that
+    says so under the seed's lesson, or None (it did not, or there is no accelerator)."""
+    for record, who in (("plot_accelerator", "plot_history(history)"), ("live_accelerator", "LivePlot")):
+        for case in plotting.cases(record):
+            failed = None if case.raised is not None else case.answer["failed"]
+            if refusal_of(failed) == "device":
+                at, epoch = place_of(failed), failed.get("epoch")
+                who = who if epoch is None else f"LivePlot.update({epoch}, history)"
+                return say(SEEDS_CRASH_THERE, who=who, where=" " + at if at else "")
+    return None
+
+
+def crashed(found, who, history, sandbox="plot_history(history)", plotting=None):
+    """Fail as the learner's code did (found["failed"]), or for a refused call it carried on after (found["calls"]).
+    A tensor that requires grad refused where the same code meets the seed's crash on the accelerator (``plotting``:
+    its answers) reads as the seed's crash: one cause, the entries handed to NumPy as they are."""
     __tracebackhide__ = True
     failed = found["failed"]
     if failed is not None:
-        at = failed["where"]   # [file, line, function, source]: the last frame in the learner's folder
-        line = say(AT, where=Place(Path(at[0]), *at[1:]).where, source=at[3]) if at else ""
+        line = place_of(failed)
         if failed["blocked"] == "plt.show(block=False)":   # no wait, but a window of its own
             raise AssertionError(say(
                 "{who} called plt.show(block=False): it does not wait, but it opens a window of its own (a new one "
@@ -110,7 +139,9 @@ def crashed(found, who, history, sandbox="plot_history(history)"):
                 "Figure and hand it back (or save it with fig.savefig); never call plt.show() or plt.pause() in code "
                 "that must not block", who=sandbox, name=failed["blocked"]) + (f"\n  {line}" if line else ""))
         exc = getattr(builtins, failed["base"])(failed["text"])
-        if (refusal := numpy_refusal(exc)) is not None:
+        if (refusal := numpy_refusal(exc)) == "grad" and plotting is not None and (there := seeds_crash(plotting)):
+            cause = _(NUMPY_LESSONS["device"]) + "\n" + there
+        elif refusal is not None:
             cause = _(NUMPY_LESSONS[refusal])
         elif isinstance(exc, RuntimeError) and "requires_grad flags of leaf variables" in str(exc):
             cause = _(KEEP_REQUIRES_GRAD)
@@ -154,11 +185,11 @@ def case_of(plotting, record, key):
     return next(case for case in plotting.cases(record) if case.args[0] == key)
 
 
-def drawn(case, history=None):
+def drawn(plotting, case, history=None):
     """A case of plot_history: (its values, its history, its answer), failing as the learner's code did."""
     __tracebackhide__ = True
     history = case.args[2] if history is None else history
-    crashed(case.answer, "plot_history(history)", history)
+    crashed(case.answer, "plot_history(history)", history, plotting=plotting)
     return case.args[1], history, case.answer
 
 
@@ -181,10 +212,15 @@ CURVE_SHOWS_ANOTHER = N_("each curve plots its list of the history, in epoch ord
                          "  the {label!r} line in {who} has y = {got}, but {name} is {want} (the line shows {other})")
 
 
+def is_a_figure(fig, who, live=False):
+    __tracebackhide__ = True
+    assert fig["class"] == "Figure", say(LIVE_FIGURE if live else RETURNS_FIGURE, who=who, kind=fig["class"])
+
+
 def panels(fig, who, live=False):
     """(left axes, right axes) of a figure of two panels side by side."""
     __tracebackhide__ = True
-    assert fig["class"] == "Figure", say(LIVE_FIGURE if live else RETURNS_FIGURE, who=who, kind=fig["class"])
+    is_a_figure(fig, who, live)
     axes = fig["axes"]   # left to right
     if live and len(axes) > 2:
         pytest.fail(say("each update must replace the two panels, not add more: clear the figure first "
@@ -200,20 +236,34 @@ def panels(fig, who, live=False):
     return left, right
 
 
+def labelled(ax) -> dict:
+    """{label: [its lines]} of one panel."""
+    lines = {}
+    for line in ax["lines"]:
+        lines.setdefault(line["label"], []).append(line)
+    return lines
+
+
+def panel_order(fig, who, live=False):
+    """(left axes, right axes), neither holding a curve of the other panel."""
+    __tracebackhide__ = True
+    axes = panels(fig, who, live)
+    for ax, panel in zip(axes, PANELS):
+        other = "accuracy" if panel == "loss" else "loss"
+        strays = [label for label in PANELS[other] if label in labelled(ax)]
+        assert not strays, say(
+            "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
+            "(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}", side=_(SIDE[panel]), who=who,
+            strays=strays)
+    return axes
+
+
 def panel_lines(fig, who, live=False):
     """{label: line} for the four curves, each found once, in the right panel."""
     __tracebackhide__ = True
     found = {}
-    for ax, (panel, labels) in zip(panels(fig, who, live), PANELS.items()):
-        side, other = SIDE[panel], ("accuracy" if panel == "loss" else "loss")
-        lines = {}
-        for line in ax["lines"]:
-            lines.setdefault(line["label"], []).append(line)
-        strays = [label for label in PANELS[other] if label in lines]
-        assert not strays, say(
-            "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
-            "(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}", side=_(side), who=who,
-            strays=strays)
+    for ax, (panel, labels) in zip(panel_order(fig, who, live), PANELS.items()):
+        side, lines = SIDE[panel], labelled(ax)
         for label in labels:
             assert label in lines, say(
                 "each curve is named as it is drawn, ax.plot(x, y, fmt, label=...), with the book's names "
@@ -263,7 +313,7 @@ def assert_curves(fig, values, who, live=False):
 
 def book(plotting):
     """The figure of plot_history(history) of the book's five epochs of floats."""
-    return drawn(case_of(plotting, "plot", "Python floats"))[2]["figure"]
+    return drawn(plotting, case_of(plotting, "plot", "Python floats"))[2]["figure"]
 
 
 def test_plot_history_returns_a_figure_with_two_panels_side_by_side(plotting):
@@ -275,7 +325,7 @@ def test_loss_is_on_the_left_and_accuracy_on_the_right(plotting):
 
 
 def test_each_line_holds_its_history_at_epochs_1_to_n(plotting):
-    values, _history, found = drawn(case_of(plotting, "plot", "Python floats"))
+    values, _history, found = drawn(plotting, case_of(plotting, "plot", "Python floats"))
     assert_curves(found["figure"], values, "plot_history(history)")
 
 
@@ -291,9 +341,11 @@ def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles
 
 
 def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
-    axes = panels(book(plotting), "plot_history(history)")
-    for ax, panel in zip(axes, PANELS):
+    fig = book(plotting)
+    for ax, panel in zip(panels(fig, "plot_history(history)"), PANELS):
         side = SIDE[panel]
+        if ax["ylabel"] != Y_LABEL[panel]:   # the panel's curves tell first whether the panels are swapped
+            panel_order(fig, "plot_history(history)")
         assert ax["xlabel"] == "Epoch", say(
             "the {side} panel's x label is {label!r}; both panels say 'Epoch': ax.set_xlabel('Epoch') on each axes",
             side=_(side), label=ax["xlabel"])
@@ -304,9 +356,11 @@ def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
 
 
 def test_each_panel_has_a_legend_naming_its_lines(plotting):
-    axes = panels(book(plotting), "plot_history(history)")
-    for ax, (panel, labels) in zip(axes, PANELS.items()):
+    fig = book(plotting)
+    for ax, (panel, labels) in zip(panels(fig, "plot_history(history)"), PANELS.items()):
         texts = ax["legend"]
+        if texts is not None and not set(labels) <= set(texts):   # a legend shows its lines' labels: those first
+            panel_lines(fig, "plot_history(history)")
         assert texts is not None, say(
             "the {side} ({panel}) panel has no legend: call ax.legend() on each axes after its "
             "curves are drawn (plt.legend() reaches only the current axes, fig.legend() makes one for "
@@ -324,24 +378,25 @@ ENTRY_IDS = [N_("Python floats"), N_("NumPy float64 scalars"), N_("NumPy float32
 
 @pytest.mark.parametrize("kinds", ENTRY_IDS, ids=ENTRY_IDS)
 def test_plot_history_accepts_each_kind_of_entry(plotting, kinds):
-    values, _history, found = drawn(case_of(plotting, "plot", kinds))
+    values, _history, found = drawn(plotting, case_of(plotting, "plot", kinds))
     assert_curves(found["figure"], values, say("plot_history(history) (a history of {what})", what=_(kinds)))
 
 
 @pytest.mark.parametrize("named", [False, True], ids=["plain tuple", "named tuple"])
 def test_plot_history_accepts_a_named_tuple_or_a_plain_tuple(plotting, named):
-    values, _history, found = drawn(case_of(plotting, "plot", "named tuple" if named else "Python floats"))
+    values, _history, found = drawn(plotting, case_of(plotting, "plot", "named tuple" if named else "Python floats"))
     who = f"plot_history({'History(...)' if named else '(loss_train, loss_valid, acc_train, acc_valid)'})"
     assert_curves(found["figure"], values, who)
 
 
 def test_plot_history_leaves_the_history_as_it_was(plotting):
-    _values, history, found = drawn(case_of(plotting, "plot", "kept"))
+    _values, history, found = drawn(plotting, case_of(plotting, "plot", "kept"))
     assert_unchanged(found["input"], history, "plot_history(history)")
 
 
 def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
-    found = drawn(case_of(plotting, "plot", "render"))[2]  # a blocking call is refused in there
+    found = drawn(plotting, case_of(plotting, "plot", "render"))[2]  # a blocking call is refused in there
+    is_a_figure(found["figure"], "plot_history(history)")   # what is not a Figure does not render as one
     if found["render"] is not None:
         error = f"{found['render']['kind']}: {found['render']['text']}"
         pytest.fail(say("the figure from plot_history must render with the Agg backend: draw host values (floats) "
@@ -351,7 +406,7 @@ def test_plot_history_never_shows_or_pauses_and_renders_with_agg(plotting):
 
 def test_plot_history_draws_any_history(plotting):
     for case in plotting.cases("plot_any"):
-        values, history, found = drawn(case)
+        values, history, found = drawn(plotting, case)
         assert_curves(found["figure"], values, "plot_history(history)")
         assert_unchanged(found["input"], history, "plot_history(history)")
 
@@ -366,7 +421,7 @@ def figure_of(step, who):
     return step["figure"]
 
 
-def updates(case, device=None):
+def updates(plotting, case, device=None):
     """Each update of a LivePlot driven as `train(..., on_epoch=live.update)` does: (epoch, what the record saw after
     it, who), once the history is found as it was; then how it failed, if it did."""
     __tracebackhide__ = True
@@ -379,30 +434,32 @@ def updates(case, device=None):
     at = (found["failed"] or {}).get("epoch")
     lists = [list(h[:(at or 0) + 1]) for h in full]   # what the update that failed was handed
     crashed(found, "LivePlot(...)" if at is None else f"LivePlot.update({at}, history)",
-            full if at is None else History(*lists) if isinstance(full, History) else tuple(lists), "LivePlot")
+            full if at is None else History(*lists) if isinstance(full, History) else tuple(lists), "LivePlot",
+            plotting)
 
 
 FIGURE_AFTER = N_("LivePlot.figure after {who}")
 
 
-def followed(case, template=FIGURE_AFTER, device=None, **more):
+def followed(plotting, case, template=FIGURE_AFTER, device=None, **more):
     """Each update of a driven LivePlot draws the history so far."""
     __tracebackhide__ = True
-    for epoch, step, who in updates(case, device):
+    for epoch, step, who in updates(plotting, case, device):
         values = tuple(v[:epoch + 1] for v in case.args[1])
         assert_curves(figure_of(step, who), values, say(template, who=who, **more), live=True)
 
 
 def test_live_plot_grows_one_point_per_epoch(plotting):
-    followed(case_of(plotting, "live", "floats"))
+    followed(plotting, case_of(plotting, "live", "floats"))
 
 
 def test_live_plot_draws_the_seeds_history_of_tensors(plotting):
-    followed(case_of(plotting, "live", "seed, named"), N_("LivePlot.figure after {who} (accuracy entries are tensors)"))
+    followed(plotting, case_of(plotting, "live", "seed, named"),
+             N_("LivePlot.figure after {who} (accuracy entries are tensors)"))
 
 
 def test_live_plot_keeps_one_figure(plotting):
-    for epoch, step, who in updates(case_of(plotting, "live", "floats")):
+    for epoch, step, who in updates(plotting, case_of(plotting, "live", "floats")):
         fig = figure_of(step, who)
         if epoch == 0:
             first = step["open"]
@@ -422,12 +479,22 @@ SAVED_BEHIND = N_("LivePlot.update saves the figure before drawing this epoch, s
                   "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
 
 
+def behind(step, epoch, who):
+    """The figure after an update draws the history so far: each line has epoch + 1 points."""
+    __tracebackhide__ = True
+    for ax in (step["figure"] or {}).get("axes", []):
+        for line in ax["lines"]:
+            assert len(line["y"]) >= epoch + 1, say(POINTS_SO_FAR, label=line["label"], points=len(line["y"]),
+                                                    epochs=epochs(epoch + 1), who=say(FIGURE_AFTER, who=who))
+
+
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
 def test_live_plot_saves_a_png_at_every_epoch(plotting, how):
     case = case_of(plotting, "live", how)
     path = case.answer["path"]
-    for epoch, step, who in updates(case):
+    for epoch, step, who in updates(plotting, case):
         if step["saved"] and step["saved"][-1] < epoch + 1:   # the longest line's points at each savefig
+            behind(step, epoch, who)   # the figure itself behind: saved as drawn, but drawn one epoch behind
             pytest.fail(say(SAVED_BEHIND, who=who, points=step["saved"][-1], epochs=epoch + 1), pytrace=False)
         png = step["png"]
         assert png is not None, say(
@@ -453,7 +520,7 @@ def test_live_plot_saves_a_png_at_every_epoch(plotting, how):
 
 def test_live_plot_without_a_path_writes_no_file(plotting):
     case = case_of(plotting, "live", "floats")
-    list(updates(case))
+    list(updates(plotting, case))
     saves, written = case.answer["saves"], case.answer["written"]
     assert not saves and not written, say(
         "LivePlot() without a path saved its figure ({saved}): with path=None nothing is "
@@ -461,12 +528,12 @@ def test_live_plot_without_a_path_writes_no_file(plotting):
 
 
 def test_live_plot_never_shows_or_pauses(plotting):
-    list(updates(case_of(plotting, "live", "seed")))  # a blocking call is refused in there
+    list(updates(plotting, case_of(plotting, "live", "seed")))  # a blocking call is refused in there
 
 
 def test_live_plot_follows_any_history(plotting):
     for case in plotting.cases("live_any"):
-        followed(case)
+        followed(plotting, case)
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
@@ -477,13 +544,13 @@ def test_live_plot_follows_any_history(plotting):
                          ids=["the seed's history", "all device tensors", "mixed"])
 def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
     case = case_of(plotting, "plot_accelerator", kinds)
-    values, _history, found = drawn(case, make_history(case.args[1], case.args[2], accelerator))
+    values, _history, found = drawn(plotting, case, make_history(case.args[1], case.args[2], accelerator))
     assert_curves(found["figure"], values,
                   say("plot_history(history) (a history holding tensors on {accelerator})", accelerator=accelerator))
 
 
 @pytest.mark.cuda
 def test_live_plot_draws_accelerator_tensors(plotting, accelerator):
-    followed(plotting.cases("live_accelerator")[0], N_(
+    followed(plotting, plotting.cases("live_accelerator")[0], N_(
         "LivePlot.figure after {who} (accuracy entries are tensors on {accelerator})"), accelerator,
         accelerator=accelerator)

@@ -18,6 +18,7 @@ PYTEST_DONT_REWRITE: each assert carries its own message, and only that is shown
 
 import inspect
 import math
+import re
 
 import pytest
 import torch
@@ -28,7 +29,15 @@ from kata.checks import lessons
 from kata.checks.book import book_epoch
 from kata.checks.declared import losses_problem, optimizers_problem
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
-from kata.checks.messages import describe, explained_learner_errors, fail_if, history_entry_problem, value_problem
+from kata.checks.messages import (
+    describe,
+    entry_kind,
+    explained_learner_errors,
+    fail_if,
+    history_entry_problem,
+    numpy_refusal,
+    value_problem,
+)
 from kata.i18n import N_, _, say
 from kata.records.declared import read
 from kata.records.doubles import BATCH, N_TRAIN, N_VALID, HostBatch, Log, replay, tiny_data
@@ -42,13 +51,21 @@ MOVE_ADVICE = N_("Move every batch with `x_batch = x_batch.to(device)` (Tensor.t
 PLOT_ADVICE = N_("Code in train that plots or converts to NumPy gets the raw sums: make each history entry a Python "
                  "float while training (.item()), and leave the drawing to plotting.py "
                  "(train(..., on_epoch=live.update)).")
-MODEL_NOT_MOVED_FIRST = N_("given a device, {function} moves the model there first, in place: Module.to moves the "
-                           "caller's model object (its parameters), so model.to(device) is all it takes")
-MODEL_NOT_MOVED = N_("given a device, {function} moves the model there first, in place: Module.to moves the "
-                     "caller's model object (its parameters), so model.to(device) is all it takes\n"
-                     "  after {call}, the model, which was on {before}, is on {after}")
+MODEL_NOT_MOVED_FIRST = N_("given a device, train and evaluate move the model there first, in place: Module.to moves "
+                           "the caller's model object (its parameters), so model.to(device) is all it takes")
+MODEL_NOT_MOVED = N_("  after {call}, the model, which was on {before}, is on {after}")
 BATCH_NOT_MOVED = N_("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
                      "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
+
+# Validation, in train and in evaluate: one rule each, then where it was broken.
+VALIDATION_IN_EVAL_MODE = N_("validation runs the model in eval() mode: call model.eval() before validating, or "
+                             "Dropout keeps dropping units and the score is noisy")
+VALIDATION_WITHOUT_GRADIENTS = N_("validation runs the model without gradients: wrap it in `with torch.no_grad():` (or "
+                                  "torch.inference_mode()), so no autograd graph is built for nothing")
+TRAIN_VALIDATED_IN_TRAIN_MODE = N_("  a validation batch of train() ran in train() mode")
+TRAIN_VALIDATED_WITH_GRADIENTS = N_("  a validation batch of train() ran with gradients enabled")
+EVALUATED_IN_TRAIN_MODE = N_("  a batch of evaluate(model, dl) ran in train() mode")
+EVALUATED_WITH_GRADIENTS = N_("  a batch of evaluate(model, dl) ran with gradients enabled")
 DEVICE_NONE = N_("device=None means the model's own device (that of its first parameter, "
                  "next(model.parameters()).device): the batches go where the model is, and the model stays there")
 
@@ -64,7 +81,7 @@ def mixed_cause(function: str, device):
         places = {next(m.parameters()).device.type for m in models}
         on_device = any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in names.values())
         if device is not None and "cpu" in places and on_device:
-            return say(MODEL_NOT_MOVED_FIRST, function=function)
+            return _(MODEL_NOT_MOVED_FIRST)
         if device is None and places - {"cpu"}:
             return _(DEVICE_NONE)
         return None
@@ -96,11 +113,54 @@ def answered(training, which, epochs=None, device=None):
         return case.args[:1] and case.args[0], case.answer
 
 
+# Where a check meets tensors that come from the code that meets the seed's crash on the accelerator.
+ON_THE_ACCELERATOR = N_("  on the accelerator (the checks marked cuda), train meets it:")
+AND_HERE = N_("  and here the same code gives:")
+_DEVICE = re.compile(r"can't convert (\S+) device type tensor")
+
+
+def seeds_crash(training) -> str | None:
+    """The seed's crash as train on the accelerator meets it: its check's message (NumPy refusing a device tensor in
+    the learner's own plotting, or device tensors in the histories), or None (it meets neither, or there is none)."""
+    __tracebackhide__ = True
+    case = next(c for c in training.cases("on_accelerator") if c.args[-1] == "two epochs")
+    exc = case.raised
+    if exc is not None:
+        if numpy_refusal(exc) != "device":
+            return None
+        device = _DEVICE.search(str(exc))
+        try:
+            answered(training, case, 2, device.group(1) if device else "...")
+        except pytest.fail.Exception as failed:
+            return failed.msg
+        return None
+    history = case.answer.get("history")
+    for name, entries in zip(HISTORY_NAMES, history if isinstance(history, (tuple, list)) else ()):
+        for i, v in enumerate(entries if isinstance(entries, list) else ()):
+            if entry_kind(v) == "device tensor":
+                return _(lessons.ENTRY_LESSONS["device tensor"]) + "\n" + say(lessons.ENTRY_AT, name=name, index=i,
+                                                                              value=describe(v))
+    return None
+
+
+def traced(training, problem: str | None) -> str | None:
+    """``problem``, a history entry or a result that is a tensor, led by the seed's crash where the same code meets
+    it on the accelerator: a CPU tensor here, and a device tensor anywhere, are its consequences there."""
+    first, _sep, details = (problem or "").partition("\n")
+    if first not in (_(lessons.ENTRY_LESSONS["cpu tensor"]), _(lessons.ENTRY_LESSONS["device tensor"])):
+        return problem
+    crash = seeds_crash(training)
+    if crash is None or crash.partition("\n")[0] == first:
+        return problem
+    lesson, _sep, there = crash.partition("\n")
+    return f"{lesson}\n{_(ON_THE_ACCELERATOR)}\n{there}\n{_(AND_HERE)}\n{details}"
+
+
 def histories(training, name, kind, epochs, device=None):
     """(seed, answer, its histories as floats): an entry not a Python float fails first, with its kind's lesson."""
     __tracebackhide__ = True
     seed, found = answered(training, (name, kind), epochs, device)
-    check_history_shape(found["history"], epochs)
+    check_history_shape(found["history"], epochs, training)
     return seed, found, as_floats(found["history"])
 
 
@@ -122,10 +182,10 @@ def as_floats(history) -> list[list[float]]:
 # --- what a history must be ----------------------------------------------------
 
 
-def check_history_shape(result, epochs):
+def check_history_shape(result, epochs, training):
     __tracebackhide__ = True
     check_history_lists(result, epochs)
-    fail_if(history_entry_problem(result, HISTORY_NAMES))
+    fail_if(traced(training, history_entry_problem(result, HISTORY_NAMES)))
 
 
 def check_history_lists(result, epochs):
@@ -184,25 +244,34 @@ def measured_wrong(log, history, epochs) -> str | None:
 
 
 def test_histories_are_four_lists_of_python_floats(training):
-    check_history_shape(answered(training, ("behaviour", "two epochs"), 2)[1]["history"], 2)
+    check_history_shape(answered(training, ("behaviour", "two epochs"), 2)[1]["history"], 2, training)
 
 
 def test_histories_hold_a_mean_loss_and_a_share_for_any_sizes(training):
+    histories(training, "behaviour", "two epochs", 2)   # histories of the contract's kind, as in every check
     for case in training.cases("any_sizes"):   # drawn sizes, and a last batch of one image
         n_train, batch, epochs, _seed = case.args
         history = answered(training, case, epochs)[1]
-        check_history_shape(history, epochs)
+        check_history_shape(history, epochs, training)
         for name, h in zip(HISTORY_NAMES, as_floats(history)):
             samples = n_train if name.endswith("train") else max(1, n_train // 2)
             for i, v in enumerate(h):
                 assert math.isfinite(v), say("a history entry is not a finite number\n  {name}[{index}] is {value}",
                                              name=name, index=i, value=v)
                 if name.startswith("accuracy") and not 0.0 <= v <= 1.0:
+                    fail_if(averaging_problem(training))   # the averaging, as the measured epochs show it
                     fail_if(_(lessons.ACCURACY_NOT_A_SHARE) + "\n" + say(
                         lessons.ACCURACY_OUT_OF_RANGE, name=f"{name}[{i}]", got=v, samples=samples, batch=batch))
                 assert name.startswith("accuracy") or v >= 0.0, say(
                     "a binary cross-entropy is never negative\n  {name}[{index}] = {value}", name=name, index=i,
                     value=v)
+
+
+def averaging_problem(training) -> str | None:
+    """Where the three measured epochs' entries are not the per-sample means of the batches the model saw (what
+    test_training_follows_the_books_algorithm_exactly says of them), or None."""
+    _seed, found, got = histories(training, "measured", "three epochs", 3)
+    return measured_wrong(Log.of(found["log"]), got, 3)
 
 
 def test_loss_and_accuracy_are_means_over_samples(training):
@@ -245,12 +314,8 @@ def test_training_runs_in_train_mode_and_validation_in_eval_mode_without_grad(tr
                 "epoch (validation put the model in eval mode, and it stays there until told otherwise)")
             assert grad, _("a training batch ran without gradients; backward() needs them")
         else:
-            assert not is_training, _(
-                "a validation batch ran in train() mode: call model.eval() before validating, or Dropout "
-                "keeps dropping units and the score is noisy")
-            assert not grad, _(
-                "a validation batch ran with gradients enabled: wrap validation in `with torch.no_grad():` "
-                "(or torch.inference_mode()), so no autograd graph is built for nothing")
+            assert not is_training, _(VALIDATION_IN_EVAL_MODE) + "\n" + _(TRAIN_VALIDATED_IN_TRAIN_MODE)
+            assert not grad, _(VALIDATION_WITHOUT_GRADIENTS) + "\n" + _(TRAIN_VALIDATED_WITH_GRADIENTS)
 
 
 @pytest.mark.parametrize("device", [None, "cpu"], ids=["device=None", "device=cpu"])
@@ -267,7 +332,7 @@ def test_the_model_is_moved_to_the_given_device_in_place(training):
     # (a meta tensor has no values to copy): that it was asked for is all this check needs.
     histories(training, "behaviour", "device=None", 1)   # histories of the contract's kind, as in every check
     if not answered(training, ("behaviour", "from meta"), 1, torch.device("cpu"))[1]["moved"]:
-        fail_if(say(MODEL_NOT_MOVED_FIRST, function="train") + "\n" + _(
+        fail_if(_(MODEL_NOT_MOVED_FIRST) + "\n" + _(
             "  train(..., device=torch.device('cpu')) never moved a model that was on the meta device (PyTorch's "
             "device of shapes without data, standing for a device that is not the CPU)"))
 
@@ -291,7 +356,7 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
     want = book_measures(seed, found["after"])
     evaluated = answered(training, ("measured", "last validation, then evaluate"))[1]   # evaluate of the final model
     result = evaluated["result"]
-    fail_if(value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
+    fail_if(traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))))
     got_loss, got_acc = result
     m = measures(Log.of(evaluated["log"]), "valid", N_VALID)
     fail_if(means_problem(m, _(EVALUATE_LOSS), got_loss, "loss") or means_problem(m, _(EVALUATE_ACCURACY), got_acc,
@@ -326,7 +391,7 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
     result, log = found["result"], Log.of(found["log"])
     assert isinstance(result, tuple) and len(result) == 2, say(
         "evaluate returns a tuple (loss, accuracy)\n  it returned {result}", result=describe(result))
-    fail_if(value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
+    fail_if(traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))))
     m = measures(log, "valid", N_VALID)
     fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
             or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
@@ -339,12 +404,8 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
     for _phase, training_, grad, moved in log.calls:
         if not moved:
             fail_if(_(BATCH_NOT_MOVED) + "\n" + _("  a batch of evaluate(model, dl)"))
-        assert not training_, _(
-            "evaluate must run the model in eval() mode (model.eval()), or Dropout keeps dropping units and the "
-            "score is noisy")
-        assert not grad, _(
-            "evaluate must run the model without gradients (`with torch.no_grad():`, or torch.inference_mode()), "
-            "so no autograd graph is built for nothing")
+        assert not training_, _(VALIDATION_IN_EVAL_MODE) + "\n" + _(EVALUATED_IN_TRAIN_MODE)
+        assert not grad, _(VALIDATION_WITHOUT_GRADIENTS) + "\n" + _(EVALUATED_WITH_GRADIENTS)
 
 
 def test_a_probability_of_one_half_counts_as_a_smile(training):
@@ -372,7 +433,7 @@ def test_a_probability_of_one_half_counts_as_a_smile(training):
 
 def test_trains_the_books_cnn_on_a_real_dataloader(training):
     history = answered(training, training.cases("on_celeba")[0], 1)[1]   # on the records' CelebA
-    check_history_shape(history, 1)
+    check_history_shape(history, 1, training)
     as_floats(history)
 
 
@@ -381,7 +442,8 @@ def test_trains_the_books_cnn_on_a_real_dataloader(training):
 
 @pytest.mark.cuda
 def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
-    check_history_shape(answered(training, ("on_accelerator", "two epochs"), 2, accelerator)[1]["history"], 2)
+    check_history_shape(answered(training, ("on_accelerator", "two epochs"), 2, accelerator)[1]["history"], 2,
+                        training)
 
 
 @pytest.mark.cuda
@@ -390,7 +452,8 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
     devices = set(found["devices"])
     if devices != {accelerator.type}:
         call = f"train(model, ..., device={accelerator})"
-        fail_if(say(MODEL_NOT_MOVED, function="train", before="cpu", after=", ".join(sorted(devices)), call=call))
+        fail_if(_(MODEL_NOT_MOVED_FIRST) + "\n" + say(MODEL_NOT_MOVED, before="cpu", after=", ".join(sorted(devices)),
+                                                      call=call))
     for phase, _training, _grad, moved in found["log"]["calls"]:
         if not moved:
             fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=accelerator))
@@ -406,7 +469,7 @@ def test_training_on_the_accelerator_gives_the_cpus_numbers(training, accelerato
         return fail_if(declared_problem(training))
     # What is wrong on the CPU too is said as the CPU's checks say it: the device is not the cause.
     fail_if(training_problem(Log.of(found["device"]["log"])))
-    check_history_shape(found["cpu"]["history"], 2)
+    check_history_shape(found["cpu"]["history"], 2, training)
     on_cpu, cpu_log = as_floats(found["cpu"]["history"]), Log.of(found["cpu"]["log"])
     if not (close(on_cpu, want) and same_weights(found["cpu"]["after"], want_model)):
         fail_if(training_problem(cpu_log) or measured_wrong(cpu_log, on_cpu, 2)
@@ -434,7 +497,7 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     seed, found = answered(training, ("measured_on_accelerator", "evaluate"), device=accelerator)
     result = found["device"]["result"]
-    fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
+    fail_if(traced(training, value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})))
     m = measures(Log.of(found["device"]["log"]), "valid", N_VALID)
     fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
             or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
@@ -460,8 +523,9 @@ def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
     call = f"evaluate(model, dl, device={accelerator})"
     after, result = set(found["devices"]), found["result"]   # (its error, where it left the model, untold)
     if after != {accelerator.type}:
-        fail_if(say(MODEL_NOT_MOVED, function="evaluate", call=call, before="cpu", after=", ".join(sorted(after))))
-    fail_if(value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]}))
+        fail_if(_(MODEL_NOT_MOVED_FIRST) + "\n" + say(MODEL_NOT_MOVED, call=call, before="cpu",
+                                                      after=", ".join(sorted(after))))
+    fail_if(traced(training, value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})))
     if tuple(result) != (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
         m = measures(Log.of(found["log"]), "valid", N_VALID)
         fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")

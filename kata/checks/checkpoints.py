@@ -25,7 +25,7 @@ from kata.i18n import _, say
 from kata.records.history import HISTORY, HISTORY_NAMES
 
 __all__ = ["HISTORY", "Contents", "contents", "describe_file", "epoch_problem", "file_problem",
-           "history_problem", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
+           "history_problem", "history_refused", "moved_problem", "number", "optimizer_difference", "optimizer_problem",
            "optimizer_state", "read_problem", "refused_global", "same", "state", "state_problem",
            "unreadable_problem"]
 
@@ -268,8 +268,9 @@ def history_problem(found: Contents, obj, history) -> str | None:
             return say(lessons.CKPT_NO_HISTORY, name=name, values=values, found=describe_file(obj))
         for index, entry in enumerate(node if not isinstance(node, torch.Tensor) else [node]):
             if type(entry) is not float:
-                return say(lessons.CKPT_HISTORY_NOT_FLOATS, kind=_kind(entry), name=name, index=index,
-                           value=describe(entry), given=describe(given[min(index, len(given) - 1)]))
+                return _(lessons.CKPT_HISTORY_NOT_FLOATS) + "\n" + say(
+                    lessons.CKPT_HISTORY_ENTRY, kind=_kind(entry), name=name, index=index, value=describe(entry),
+                    given=describe(given[min(index, len(given) - 1)]))
         for index, (entry, value) in enumerate(zip(node, given)):
             if entry != number(value):
                 return say(lessons.CKPT_HISTORY_VALUES, name=name, index=index, got=repr(entry),
@@ -279,6 +280,20 @@ def history_problem(found: Contents, obj, history) -> str | None:
                        found=say("{found}, and the values in a {kind}, not a list", found=describe_file(obj),
                                  kind=type(node).__name__))
     return None
+
+
+def history_refused(held: Mapping, history, floats: Mapping, path) -> str | None:
+    """The history's lesson for a file that weights_only=True refuses for its NumPy values (``held``: the file as a
+    record read it), where the history given held NumPy scalars and the same save of a history of floats reads
+    (``floats``: that file as read): its entries were saved as they were given. None otherwise."""
+    error = held.get("error")
+    name = refused_global(error["type"], error["message"]) if error else None
+    given = [v for h in history for v in h if type(v).__module__ == "numpy"]
+    if name is None or not name.startswith("numpy") or not given or "file" not in floats:
+        return None
+    refused = unreadable_problem(error["type"], error["message"], path).partition("\n")[2]
+    return "\n".join((_(lessons.CKPT_HISTORY_NOT_FLOATS), say(lessons.CKPT_HISTORY_REFUSED, given=describe(given[0])),
+                      refused))
 
 
 def epoch_problem(found: Contents, obj, epoch) -> str | None:

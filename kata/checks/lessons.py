@@ -19,7 +19,8 @@ from kata.i18n import N_, say  # say: a template, translated, then filled in
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
            "ACCURACY_DIVIDED_BY_FULL_BATCHES", "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE",
            "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT",
-           "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT", "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_VALUES",
+           "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT", "CKPT_HISTORY_ENTRY", "CKPT_HISTORY_NOT_FLOATS",
+           "CKPT_HISTORY_REFUSED", "CKPT_HISTORY_VALUES",
            "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING", "CKPT_MOVED_THE_MODEL", "CKPT_NO_EPOCH",
            "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE", "CKPT_NO_OPTIMIZER_STATE",
            "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL", "CKPT_REFUSED_AS", "CKPT_UNREADABLE",
@@ -342,10 +343,14 @@ CKPT_OTHER_EPOCH = N_(
 CKPT_NO_EPOCH = N_("the checkpoint holds no epoch: save the epoch it was given, {epoch}, as a Python int\n"
                     "  the file holds {found}")
 CKPT_HISTORY_NOT_FLOATS = N_(
-    "the checkpoint holds the histories' entries as {kind}, not Python floats: save_checkpoint writes each entry "
-    "as a float, whatever the history it is given holds (the seed's train gives 0-d device tensors): a tensor in "
-    "the file drags its device and its autograd flag along, and comes back a tensor. Convert each entry: "
-    "float(v), or v.item() for a tensor\n  {name}[{index}] in the file is {value}; it was given {given}")
+    "the checkpoint holds the histories' entries as other values than Python floats: save_checkpoint writes each "
+    "entry as a float, whatever the history it is given holds (the seed's train gives 0-d device tensors): a tensor "
+    "in the file drags its device and its autograd flag along, and comes back a tensor, and torch.load with "
+    "weights_only=True refuses a NumPy value. Convert each entry: float(v), or v.item() for a tensor")
+# Under it: the entry the file holds, or the refusal of a file saved from a history of NumPy scalars.
+CKPT_HISTORY_ENTRY = N_("  {name}[{index}] in the file is {value} ({kind}); it was given {given}")
+CKPT_HISTORY_REFUSED = N_("  saved from a history of {given}, the file holds NumPy values (saved from a history of "
+                          "floats, it reads)")
 CKPT_HISTORY_VALUES = N_(
     "the checkpoint holds other values than the history it was given: each entry is saved as the Python float it "
     "is, digit for digit (a float made through a float32 tensor, torch.tensor(v), loses digits: 0.6931 becomes "
