@@ -92,7 +92,7 @@ class Figures:
             self.folder.mkdir(parents=True, exist_ok=True)
             try:
                 plt.figure(number).savefig(path)
-            except Exception:  # noqa: BLE001  (a figure that can't draw is the script's error, shown where it drew)
+            except Exception:  # noqa: BLE001 - a figure that can't draw: the script's error, shown where it drew
                 continue
             if path not in self.saved:
                 self.saved.append(path)

@@ -86,29 +86,31 @@ class _Run:
 
     def on_torch(self) -> None:
         from kata import sim
-        from kata.run import _gpu, _loops
+        from kata.run._gpu import install
+        from kata.run._loops import Passes, watch_loaders
 
-        _gpu.install()
+        install()
         self.counting = sim.count_syncs()
         self.syncs = self.counting.__enter__()
-        self.passes = _loops.Passes()
-        _loops.watch_loaders(self.passes, self.syncs.events, self.options.quick)
+        self.passes = Passes()
+        watch_loaders(self.passes, self.syncs.events, self.options.quick)
 
     def on_pyplot(self) -> None:
-        from kata.run import _loops
+        from kata.run._loops import patch_pyplot
 
-        _loops.patch_pyplot(self.figures)
+        patch_pyplot(self.figures)
 
     def on_torchvision(self) -> None:
-        from kata.run import _data
+        from kata.run._data import serve_celeba
 
-        _data.serve_celeba(self.options.celeba)
+        serve_celeba(self.options.celeba)
 
 
 def run_script(path, args=(), options: Options | None = None) -> int:
     """Run the script at ``path`` with ``args`` as ``python PATH ARGS`` would, on one simulated GPU;
     print the failure (in CUDA's words, with the kata's lesson) and the syncs; return the exit status."""
-    from kata.run import _loops, _standins
+    from kata.run._loops import Figures, figures_to_files
+    from kata.run._standins import TensorboardFinder
 
     options = options or Options()
     stream = options.stream or sys.stderr
@@ -117,10 +119,10 @@ def run_script(path, args=(), options: Options | None = None) -> int:
         print(say(NOT_FOUND, path=path), file=stream)
         return 2
     run = _Run(script, options)
-    run.figures = _loops.Figures(Path(options.out or "kata-run"), script.stem)
+    run.figures = Figures(Path(options.out or "kata-run"), script.stem)
     hooks = {"torch": run.on_torch}
     if options.quick is not None:
-        _loops.figures_to_files(run.figures)
+        figures_to_files(run.figures)
         hooks["matplotlib.pyplot"] = run.on_pyplot
         print(say(QUICK, n=options.quick), file=stream)
     hooks["torchvision"] = run.on_torchvision
@@ -128,7 +130,7 @@ def run_script(path, args=(), options: Options | None = None) -> int:
     finder.ready()  # what is already imported (kata.run from Python, say) is set up now
     if finder.then:
         finder.install()
-    standins = _standins.TensorboardFinder()
+    standins = TensorboardFinder()
     sys.meta_path.insert(0, standins)
     saved_argv, saved_path = sys.argv, list(sys.path)
     sys.argv = [str(script), *args]
@@ -142,11 +144,12 @@ def run_script(path, args=(), options: Options | None = None) -> int:
             print(stop.code, file=stream)
     except KeyboardInterrupt:
         status = 130
-    except Exception as err:  # noqa: BLE001  (the script's error, explained)
-        from kata.run import _gpu, _report
+    except Exception as err:  # noqa: BLE001 - the script's error, whatever it is, explained
+        from kata.run._gpu import cuda_words
+        from kata.run._report import explain
 
-        words = _gpu.cuda_words if run.syncs is not None else (lambda text: text)
-        print(_report.explain(err, script, words), file=stream)
+        words = cuda_words if run.syncs is not None else (lambda text: text)
+        print(explain(err, script, words), file=stream)
         status = 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -164,9 +167,10 @@ def _finish(run: _Run, stream) -> None:
             print(say(FIGURES_SAVED, paths=", ".join(os.fspath(p) for p in run.figures.saved)), file=stream)
     if run.syncs is None:
         return
-    from kata.run import _gpu, _report
+    from kata.run._gpu import cuda_words
+    from kata.run._report import sync_report
 
     run.passes.close_all(len(run.syncs.events))
     if run.options.report:
-        print(_gpu.cuda_words(_report.sync_report(run.syncs, run.passes, run.script.resolve().parent)), file=stream)
+        print(cuda_words(sync_report(run.syncs, run.passes, run.script.resolve().parent)), file=stream)
     run.counting.__exit__(None, None, None)

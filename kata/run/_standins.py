@@ -14,7 +14,7 @@ import sys
 
 from kata.i18n import N_, say
 
-__all__ = ["TensorboardFinder", "missing"]
+__all__ = ["SummaryWriter", "TensorboardFinder", "missing"]
 
 NO_TENSORBOARD = N_("kata run: tensorboard is not installed, so this SummaryWriter writes nothing "
                     "(pip install tensorboard for its logs)")
