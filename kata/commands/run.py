@@ -28,7 +28,7 @@ def add_parser(sub):
                           "script gives (default: the kata's synthetic CelebA, drawn on first use)"))
     p.add_argument("--out", metavar="DIR", help=_("where figures are saved (default: kata-run)"))
     p.add_argument("--no-report", action="store_true", help=_("leave out the report of syncs at the end"))
-    p.add_argument("path", metavar="PATH", help=_("the Python script"))
+    p.add_argument("path", metavar="PATH", help=_("the Python script, or a notebook (.ipynb): its code cells in order"))
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help=_("the script's own arguments"))
     return p
 

@@ -137,7 +137,12 @@ def run_script(path, args=(), options: Options | None = None) -> int:
     sys.path.insert(0, str(script.resolve().parent))
     status = 0
     try:
-        runpy.run_path(str(script), run_name="__main__")
+        if script.suffix == ".ipynb":
+            from kata.run._notebook import execute
+
+            execute(script)
+        else:
+            runpy.run_path(str(script), run_name="__main__")
     except SystemExit as stop:
         status = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
         if stop.code is not None and not isinstance(stop.code, int):

@@ -6,11 +6,13 @@ would, `kata run --quick`, each in a process of its own, and hold `kata run`'s c
 uses no GPU to a ratio of plain `python`'s.
 """
 
+import json
 import os
 import re
 import resource
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -204,6 +206,75 @@ def test_the_books_chapter_14_runs_as_on_a_gpu(tmp_path, celeba):
                           text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr
     assert "Test accuracy" in proc.stdout and "loss.item()*y_batch.size(0)" in proc.stderr
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    path.write_text(json.dumps({"cells": [{**cell, "source": source} for source in sources] + [
+        {"cell_type": "markdown", "metadata": {}, "source": "# not code"}], "metadata": {}, "nbformat": 4,
+        "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
+    from kata.run._notebook import cells
+
+    found = cells(_notebook(tmp_path / "nb.ipynb", "%matplotlib inline\nx = 1", ["!pip list\n", "y = x + 1\ny"]))
+    assert [(Path(name).name, source) for name, source in found] == [
+        ("nb.ipynb[cell 1]", "\nx = 1"), ("nb.ipynb[cell 2]", "\ny = x + 1\ny")]
+
+
+@pytest.mark.slow
+def test_the_seeds_code_as_a_notebook_names_the_cell_and_line(tmp_path, celeba):
+    text = SEED.read_text(encoding="utf-8")
+    first, rest = text.split("\n\n\n", 1)  # the imports, then the rest of the script
+    notebook = _notebook(tmp_path / "seed.ipynb", "%matplotlib inline\n" + first, rest)
+    proc = _kata_run("--quick", "2", "--celeba", celeba, "--out", tmp_path / "figures", notebook, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    line = rest.splitlines().index("        ax2.plot(x_arr, accuracy_hist_train, '-o', label='Train acc.')") + 1
+    assert f"kata run: the script failed at seed.ipynb[cell 2]:{line}: ax2.plot(" in proc.stderr, proc.stderr
+    assert NUMPY_ON_CUDA in proc.stderr and _(lessons.NUMPY_LESSONS["device"]) in proc.stderr
+    assert "seed.ipynb[cell 2]:" in proc.stderr.split("by line", 1)[1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CORPUS / "ch14_part2.ipynb").is_file(), reason="tests/corpus/ch14_part2.ipynb is not in "
+                    "this checkout (tests/corpus/README.md says where it comes from)")
+def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
+    (tmp_path / "ch14" / "models").mkdir(parents=True)
+    (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
+    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", CORPUS / "ch14_part2.ipynb",
+                     cwd=tmp_path / "ch14")
+    assert proc.returncode == 0, proc.stderr
+    assert "Test accuracy" in proc.stdout
+    assert re.search(r"ch14_part2\.ipynb\[cell \d+\]:\d+  `\.item\(\)` \d+ times", proc.stderr), proc.stderr
+
+
+def _fake_mnist(root: Path, n_train=256, n_test=128) -> None:
+    """MNIST's raw files (idx format) with random digits: what torchvision's MNIST reads without a download."""
+    import struct
+
+    raw = root / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        (raw / f"{prefix}-images-idx3-ubyte").write_bytes(struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes())
+        labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+        (raw / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 0x801, n) + labels.tobytes())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CORPUS / "mnist_main.py").is_file(), reason="tests/corpus/mnist_main.py is not in this "
+                    "checkout (tests/corpus/README.md says where it comes from)")
+def test_pytorch_examples_mnist_runs_with_its_own_arguments(tmp_path):
+    _fake_mnist(tmp_path / "data")
+    (tmp_path / "mnist").mkdir()
+    proc = _kata_run("--quick", "2", CORPUS / "mnist_main.py", "--epochs", "2", "--test-batch-size", "64",
+                     cwd=tmp_path / "mnist")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("Test set: Average loss") == 2
+    assert re.search(r"mnist_main\.py:\d+  `\.item\(\)` 4 times, 2 per pass over the DataLoader", proc.stderr)
 
 
 CPU_ONLY = """\
