@@ -1,4 +1,4 @@
-"""``kata run PATH [ARGS...]``: run a PyTorch script as if this machine had a GPU (kata.run)."""
+"""``kata run PATH [ARGS...]``: run a PyTorch script as if this machine had a GPU (kata.asgpu)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def add_parser(sub):
 
 
 def run(args) -> int:
-    from kata.run import Options, run_script
+    from kata.asgpu import Options, run_script
 
     return run_script(args.path, args.args, Options(quick=args.quick, celeba=args.celeba, out=args.out,
                                                     report=not args.no_report))

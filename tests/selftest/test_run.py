@@ -1,4 +1,4 @@
-"""`kata run` (kata/run/): any PyTorch script as if this machine had a GPU.
+"""`kata run` (kata/asgpu/): any PyTorch script as if this machine had a GPU.
 
 The fast tests hold the CUDA machine the script sees (in this process, put back after), the sync
 report and the command line; the slow ones run the corpus (tests/corpus/README.md) as a learner
@@ -37,7 +37,7 @@ def gpu():
     ok, why = sim.support()
     if not ok:
         pytest.skip(why)
-    from kata.run import _gpu
+    from kata.asgpu import _gpu
 
     _gpu.install()
     try:
@@ -77,7 +77,7 @@ def test_errors_say_cuda_and_what_is_not_simulated(gpu):
         np.asarray(x)
     with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
         nn.Linear(2, 1).cuda()(torch.ones(1, 2))
-    from kata.run import NotSimulated
+    from kata.asgpu import NotSimulated
 
     for call in (torch.cuda.memory_allocated, torch.cuda.Stream, lambda: torch.autocast("cuda"),
                  lambda: torch.zeros(1, device="cuda:1")):
@@ -89,7 +89,7 @@ def test_the_cuda_machine_is_put_back():
     ok, why = sim.support()
     if not ok:
         pytest.skip(why)
-    from kata.run import _gpu
+    from kata.asgpu import _gpu
 
     before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast)
     _gpu.install()
@@ -100,8 +100,8 @@ def test_the_cuda_machine_is_put_back():
 
 
 def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
-    from kata.run._loops import Passes
-    from kata.run._report import sync_report
+    from kata.asgpu._loops import Passes
+    from kata.asgpu._report import sync_report
 
     script = tmp_path / "train.py"
     script.write_text("for x, y in dl:\n    total += loss.item()\nprint(acc)\n")
@@ -122,6 +122,20 @@ def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
                      r"\(2 passes\)  \| total \+= loss\.item\(\)", report), report
     assert "train.py:3" in report and "print(acc)" in report
     assert _("  A sync per batch keeps a GPU waiting") in report
+
+
+def test_kata_run_from_python_runs_the_script_in_a_process_of_its_own(tmp_path, capsys):
+    import kata
+
+    script = tmp_path / "plain.py"
+    script.write_text("import sys\nprint('torch' in sys.modules, sys.argv[1:])\nsys.exit(3)\n")
+    env = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT)
+    try:
+        assert kata.run(script, "a", "--b") == 3
+    finally:
+        os.environ.pop("PYTHONPATH") if env is None else os.environ.__setitem__("PYTHONPATH", env)
+    assert capsys.readouterr().out.strip() == "False ['a', '--b']"
 
 
 def test_the_command_passes_the_scripts_own_arguments_on():
@@ -217,7 +231,7 @@ def _notebook(path: Path, *sources: str) -> Path:
 
 
 def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
-    from kata.run._notebook import cells
+    from kata.asgpu._notebook import cells
 
     found = cells(_notebook(tmp_path / "nb.ipynb", "%matplotlib inline\nx = 1", ["!pip list\n", "y = x + 1\ny"]))
     assert [(Path(name).name, source) for name, source in found] == [
@@ -248,6 +262,25 @@ def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
     assert proc.returncode == 0, proc.stderr
     assert "Test accuracy" in proc.stdout
     assert re.search(r"ch14_part2\.ipynb\[cell \d+\]:\d+  `\.item\(\)` \d+ times", proc.stderr), proc.stderr
+
+
+@pytest.mark.slow
+def test_a_projects_own_tests_run_as_on_a_gpu_with_as_gpu(tmp_path):
+    (tmp_path / "test_model.py").write_text(
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\ndef test_cuda():\n"
+        "    assert torch.cuda.is_available() and torch.ones(1, device='cuda').device.type == 'cuda'\n\n\n"
+        "def test_plot():\n    model = nn.Linear(2, 1).cuda()\n    correct = 0\n    for _ in range(3):\n"
+        "        correct += (model(torch.randn(4, 2).cuda()) > 0).sum()\n"
+        "        model(torch.ones(1, 2).cuda()).item()\n"
+        "    np.asarray([correct])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"}
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--as-gpu", "test_model.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 1 and "1 failed, 1 passed" in out, out
+    assert "can't convert cuda:0 device type tensor to numpy" in out and _(lessons.NUMPY_LESSONS["device"]) in out
+    assert "test_model.py:15  `.item()` 3 times" in out, out
 
 
 def _fake_mnist(root: Path, n_train=256, n_test=128) -> None:

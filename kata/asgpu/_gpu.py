@@ -16,7 +16,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 
 from kata import sim
-from kata.run._limits import NotSimulated
+from kata.asgpu._limits import NotSimulated
 
 __all__ = ["CUDA", "NAME_OF_DEVICE", "CudaAsSim", "cuda_words", "in_cuda_words", "install", "is_cuda",
            "uninstall"]

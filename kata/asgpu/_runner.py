@@ -1,4 +1,4 @@
-"""Running a script as ``python PATH ARGS`` would, on the one-GPU machine of :mod:`kata.run._gpu`.
+"""Running a script as ``python PATH ARGS`` would, on the one-GPU machine of :mod:`kata.asgpu._gpu`.
 
 Nothing heavy is imported before the script asks for it: the machine is set up the moment the
 script imports torch (:class:`_OnImport`), so a script that never does pays nothing, and one that
@@ -86,8 +86,8 @@ class _Run:
 
     def on_torch(self) -> None:
         from kata import sim
-        from kata.run._gpu import install
-        from kata.run._loops import Passes, watch_loaders
+        from kata.asgpu._gpu import install
+        from kata.asgpu._loops import Passes, watch_loaders
 
         install()
         self.counting = sim.count_syncs()
@@ -96,12 +96,12 @@ class _Run:
         watch_loaders(self.passes, self.syncs.events, self.options.quick)
 
     def on_pyplot(self) -> None:
-        from kata.run._loops import patch_pyplot
+        from kata.asgpu._loops import patch_pyplot
 
         patch_pyplot(self.figures)
 
     def on_torchvision(self) -> None:
-        from kata.run._data import serve_celeba
+        from kata.asgpu._data import serve_celeba
 
         serve_celeba(self.options.celeba)
 
@@ -109,8 +109,8 @@ class _Run:
 def run_script(path, args=(), options: Options | None = None) -> int:
     """Run the script at ``path`` with ``args`` as ``python PATH ARGS`` would, on one simulated GPU;
     print the failure (in CUDA's words, with the kata's lesson) and the syncs; return the exit status."""
-    from kata.run._loops import Figures, figures_to_files
-    from kata.run._standins import TensorboardFinder
+    from kata.asgpu._loops import Figures, figures_to_files
+    from kata.asgpu._standins import TensorboardFinder
 
     options = options or Options()
     stream = options.stream or sys.stderr
@@ -127,7 +127,7 @@ def run_script(path, args=(), options: Options | None = None) -> int:
         print(say(QUICK, n=options.quick), file=stream)
     hooks["torchvision"] = run.on_torchvision
     finder = _OnImport(hooks)
-    finder.ready()  # what is already imported (kata.run from Python, say) is set up now
+    finder.ready()  # what is already imported (run_script from Python, say) is set up now
     if finder.then:
         finder.install()
     standins = TensorboardFinder()
@@ -138,7 +138,7 @@ def run_script(path, args=(), options: Options | None = None) -> int:
     status = 0
     try:
         if script.suffix == ".ipynb":
-            from kata.run._notebook import execute
+            from kata.asgpu._notebook import execute
 
             execute(script)
         else:
@@ -150,8 +150,8 @@ def run_script(path, args=(), options: Options | None = None) -> int:
     except KeyboardInterrupt:
         status = 130
     except Exception as err:  # noqa: BLE001 - the script's error, whatever it is, explained
-        from kata.run._gpu import cuda_words
-        from kata.run._report import explain
+        from kata.asgpu._gpu import cuda_words
+        from kata.asgpu._report import explain
 
         words = cuda_words if run.syncs is not None else (lambda text: text)
         print(explain(err, script, words), file=stream)
@@ -172,8 +172,8 @@ def _finish(run: _Run, stream) -> None:
             print(say(FIGURES_SAVED, paths=", ".join(os.fspath(p) for p in run.figures.saved)), file=stream)
     if run.syncs is None:
         return
-    from kata.run._gpu import cuda_words
-    from kata.run._report import sync_report
+    from kata.asgpu._gpu import cuda_words
+    from kata.asgpu._report import sync_report
 
     run.passes.close_all(len(run.syncs.events))
     if run.options.report:

@@ -7,7 +7,7 @@ syntax (``%magic``, ``!shell``) are left out, blank, so the lines keep their num
 expression is evaluated, and shown as a notebook shows it (its ``repr``), through ``display``.
 
 Running the cells in this process, rather than in a kernel (nbclient), is what lets the machine
-of :mod:`kata.run._gpu` be set up around them as for a script, and costs no kernel's start.
+of :mod:`kata.asgpu._gpu` be set up around them as for a script, and costs no kernel's start.
 """
 
 from __future__ import annotations

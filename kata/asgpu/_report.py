@@ -2,7 +2,7 @@
 
 The syncs are :mod:`kata.sim`'s count (:func:`kata.sim.count_syncs`: each event's kind and the
 line of the script that asked for it), grouped by kind and by line, with each line's count per
-pass over the DataLoader whose loop holds it (:class:`kata.run._loops.Passes`).  A failure is
+pass over the DataLoader whose loop holds it (:class:`kata.asgpu._loops.Passes`).  A failure is
 PyTorch's own message in CUDA's words at the script's line, with the kata's lesson where it has
 one (:mod:`kata.checks.lessons`).
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 
 from kata.i18n import N_, _, say
 
-__all__ = ["explain", "sync_report"]
+__all__ = ["explain", "lesson_for", "sync_report"]
 
 # How each kind of sync is written in code (kata.sim's kinds); the others are said in words.
 CODE = {"item": "`.item()`", "float": "`float()`", "int": "`int()`", "bool": "`bool()` / `if tensor:`",
@@ -110,7 +110,7 @@ def _user_frames(exc: BaseException, folder: Path) -> list:
     return frames
 
 
-def _lesson(exc: BaseException, folder: Path) -> str | None:
+def lesson_for(exc: BaseException, folder: Path) -> str | None:
     """The kata's lesson for this error, in the learner's language, or None."""
     from kata.checks import lessons
     from kata.checks.messages import learner_locals, loss_misuse, mixed_devices, numpy_refusal, tensors_by_device
@@ -162,7 +162,7 @@ def explain(exc: BaseException, script: Path, words) -> str:
         out.append(say(FAILED_AT, where=name, source=(last.line or "").strip()))
     else:
         out.append(say(FAILED, script=script.name))
-    lesson = _lesson(exc, folder)
+    lesson = lesson_for(exc, folder)
     if lesson:
         out.append(words(say(WHY_AND_FIX, lesson=lesson)))
     return "\n".join(out)
