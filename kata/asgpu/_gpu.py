@@ -45,6 +45,7 @@ _DEVICE = torch.Tensor.device
 _IS_CUDA_GETTER = torch.Tensor.is_cuda.__get__
 _GETTERS = {torch.Tensor.device.__get__, _IS_CUDA_GETTER}
 _PIN = torch.Tensor.pin_memory
+_TYPE = torch.Tensor.type
 
 
 class CudaAsSim(TorchFunctionMode):
@@ -74,6 +75,8 @@ class CudaAsSim(TorchFunctionMode):
             return args[0].to(_SIM, *args[2:], **kwargs)
         elif func is _PIN:  # host memory is not pinned here: the tensor stays as it is
             return args[0]
+        elif func is _TYPE and len(args) == 1 and not kwargs:  # x.type(): 'torch.cuda.FloatTensor'
+            return cuda_words(func(*args))
         try:
             return func(*args, **kwargs)
         except (RuntimeError, TypeError, ValueError) as err:
@@ -183,6 +186,7 @@ def install() -> torch.device:
     from torch.utils.data._utils import pin_memory
 
     _patch(pin_memory, "pin_memory", lambda data, device=None: data)
+    _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
     _patch(torch, "autocast", _Autocast(torch.autocast))
     _patch(torch.amp, "autocast", _Autocast(torch.amp.autocast))
@@ -196,6 +200,12 @@ def install() -> torch.device:
     _mode = CudaAsSim()
     _mode.__enter__()
     return _SIM
+
+
+def _default_device(original):
+    def set_default_device(device):
+        return original(_SIM if device is not None and is_cuda(device) else device)
+    return set_default_device
 
 
 def _grad_scaler(original):

@@ -14,6 +14,7 @@ import traceback
 from collections import Counter
 from pathlib import Path
 
+from kata.asgpu._limits import NotSimulated
 from kata.i18n import N_, _, say
 
 __all__ = ["explain", "lesson_for", "sync_report"]
@@ -152,6 +153,12 @@ def explain(exc: BaseException, script: Path, words) -> str:
     frames = _user_frames(exc, folder)
     message = words(f"{type(exc).__name__}: {exc}")
     out = []
+    if isinstance(exc, NotSimulated):  # one line says what, and the script's line where
+        out.append(f"kata run: {exc}")
+        if frames:
+            name, _source = _short(f"{frames[-1].filename}:{frames[-1].lineno}", folder)
+            out.append(say(FAILED_AT, where=name, source=(frames[-1].line or "").strip()))
+        return "\n".join(out)
     if frames:
         out.append(_(TRACEBACK))
         out.extend(line.rstrip("\n") for line in traceback.format_list(frames))

@@ -85,6 +85,23 @@ def test_errors_say_cuda_and_what_is_not_simulated(gpu):
             call()
 
 
+def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path):
+    from kata.asgpu import NotSimulated
+    from kata.asgpu._report import explain
+
+    script = tmp_path / "s.py"
+    script.write_text("stats()\n")
+
+    def stats():
+        raise NotSimulated("torch.cuda.memory_allocated", "memory")
+
+    with pytest.raises(NotSimulated) as info:
+        exec(compile(script.read_text(), str(script), "exec"), {"stats": stats})
+    lines = explain(info.value, script, str).splitlines()
+    assert lines[0] == f"kata run: {info.value}" and "torch.cuda.memory_allocated" in lines[0]
+    assert len(lines) == 2 and "s.py:1" in lines[1] and "stats()" in lines[1]
+
+
 def test_the_cuda_machine_is_put_back():
     ok, why = sim.support()
     if not ok:
