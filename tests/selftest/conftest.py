@@ -1,5 +1,6 @@
 """Shared by the self-tests: one `kata grade` of a class (test_grade.py), with the hostile hand-ins beside it; the
-pristine stubs in a folder; the checkpoint's laptops for the checks run in this process."""
+pristine stubs in a folder; the checks run in this process, once a session each, and the checkpoint's laptops
+for them."""
 
 from __future__ import annotations
 
@@ -46,6 +47,15 @@ def pristine_stubs(tmp_path_factory):
     if missing:
         pytest.skip(f"no pristine stub of {', '.join(missing)} (no .kata/pristine/ snapshot, no git history)")
     return folder
+
+
+@pytest.fixture(scope="session")
+def in_process(request):
+    """The checks run in this process, each exercise's on what a folder holds once a session (in_process.Runs): under
+    --slow, the known mistakes' runs of test_known_wrong.py are those test_records.py compares with `kata grade`'s."""
+    from in_process import Runs
+
+    return Runs(every=request.config.getoption("kata_slow"))
 
 
 @pytest.fixture(scope="session")

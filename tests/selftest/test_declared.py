@@ -21,6 +21,7 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
+from in_process import Verdicts
 from test_grade_samples import (
     EQUIVALENT_TRAINING,
     FORGED_TRAINING,
@@ -31,7 +32,6 @@ from test_grade_samples import (
     sources,
     write,
 )
-from test_records import Verdicts
 
 import kata.checks.book
 from kata import records

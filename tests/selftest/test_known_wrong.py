@@ -12,8 +12,10 @@ self-check (plain `pytest`) already shows that the unmodified solutions pass
 these checks. A mutant that `needs` the accelerator to behave as CUDA does (NEEDS
 below) is skipped, saying so, where the simulated one does not yet.
 
-The same checks run again on the mutant's answers read from a file (`--records-from`, as `kata grade`
-checks them, tests/selftest/test_records.py): the same verdicts.
+Under --slow every check of the exercise runs, once a session (the fixture `in_process`):
+tests/selftest/test_records.py grades every mutant with `kata grade` (records asked in its sandbox, the
+checks on the answers read from a file) and reads these same runs, to show that each check gets the same
+verdict there.
 
 A new exercise may come without known mistakes: the run says which exercises lack them.
 """
@@ -32,12 +34,9 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
-from test_records import Verdicts, answers_file
 
 from kata import curriculum
 from kata.checks.mutants import write_mutant
-from kata.harness import asking
-from kata.project import locate
 
 pytest_plugins = ["pytester"]
 
@@ -46,35 +45,6 @@ PRELOADED = (hypothesis, matplotlib.pyplot, numpy, PIL.Image, torch, torchvision
 
 # The mutants, as data: tests/selftest/known_wrong.toml.
 MUTANTS = tomllib.loads((Path(__file__).with_name("known_wrong.toml")).read_text())["mutant"]
-
-
-class Outcomes:
-    """A plugin for the inner run: how each check ended (phase, exception or None)."""
-
-    def __init__(self):
-        self.ends: dict[str, list] = {}
-
-    def pytest_runtest_makereport(self, item, call):
-        self.ends.setdefault(item.originalname, []).append((call.when, call.excinfo))
-
-
-def leaves(exc: BaseException) -> list[BaseException]:
-    """The failures inside an exception (Hypothesis groups several)."""
-    if isinstance(exc, BaseExceptionGroup):
-        return [leaf for inner in exc.exceptions for leaf in leaves(inner)]
-    return [exc]
-
-
-def on_an_assertion(excinfo) -> bool:
-    """A check's own failure: an assert, or pytest.fail (also inside Hypothesis's group of failures)."""
-    failed = pytest.fail.Exception
-
-    def asserts(exc: BaseException) -> bool:
-        if isinstance(exc, BaseExceptionGroup):
-            return all(asserts(e) for e in exc.exceptions)
-        return isinstance(exc, (AssertionError, failed))
-
-    return asserts(excinfo.value)
 
 
 def _cpu_0d_output_refused() -> str | None:
@@ -128,31 +98,20 @@ def test_every_need_of_a_mutant_is_known():
     [pytest.param(m["exercise"], m["mistake"], [(e["old"], e["new"]) for e in m["edit"]], m["checks"],
                   m.get("message"), m.get("needs"), id=f"{m['exercise']}: {m['mistake']}") for m in MUTANTS])
 def test_known_wrong_implementation_fails_its_checks(exercise, mistake, edits, failing, message, needs, tmp_path,
-                                                     pytester):
+                                                     pytester, in_process):
     missing = NEEDS[needs]() if needs in NEEDS else None
     if missing is not None:
         pytest.skip(f"this mistake shows only where {needs} behaves as on CUDA: {missing}")
-    folder = write_mutant(tmp_path / "mutant", exercise, *edits)
-    outcomes, here = Outcomes(), Verdicts()
-    chosen = ["--target", str(folder), str(locate().checks_of(exercise)), "-k", " or ".join(sorted(set(failing))),
-              "-p", "no:cacheprovider", "-q"]
-    pytester.inline_run(*chosen, plugins=[outcomes, here])
-    read = {name.split(".", 1)[1] for found in here.rests.values() for name, *_rests in found}
-    path = answers_file(folder, exercise, asking.SEED, tmp_path / "answers.json", read)   # as graded
-    there = Verdicts()
-    pytester.inline_run(*chosen, "--records-from", str(path), plugins=[there])
-    assert there.outcomes == here.outcomes, f"{exercise} with '{mistake}': other verdicts from a file"
+    run = in_process.verdicts(pytester, write_mutant(tmp_path / "mutant", exercise, *edits), exercise, reads=failing)
     crashed, passed, untrue = [], [], []
     for name in failing:
-        ends = outcomes.ends.get(name)
-        assert ends, f"the check {name} did not run on the mutant '{mistake}' (renamed or removed?)"
-        errors = [exc for _, exc in ends if exc is not None and not exc.errisinstance(pytest.skip.Exception)]
-        crashed += [f"{name}: {exc.exconly()[:300]}" for exc in errors if not on_an_assertion(exc)]
-        if not any(on_an_assertion(exc) for exc in errors):
+        assert name in run.failures, f"the check {name} did not run on the mutant '{mistake}' (renamed or removed?)"
+        failures = run.failures[name]
+        crashed += [f"{name}: {f.line[:300]}" for f in failures if not f.asserted]
+        if not any(f.asserted for f in failures):
             passed.append(name)
         if message is not None:
-            untrue += [f"{name}: {str(leaf)[:400]}" for exc in errors for leaf in leaves(exc.value)
-                       if not re.search(message, str(leaf))]
+            untrue += [f"{name}: {leaf[:400]}" for f in failures for leaf in f.leaves if not re.search(message, leaf)]
     assert not crashed, (f"{exercise} with '{mistake}': these checks crashed instead of failing with a "
                          f"message (an assertion): " + "; ".join(crashed))
     assert not passed, f"{exercise} with '{mistake}' passed {passed}, which should catch it"

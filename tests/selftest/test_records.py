@@ -3,10 +3,9 @@
 An exercise whose checks read records gets the same verdicts however the answers reach its checks:
 asked in the checks' own process (a learner's run), or asked elsewhere and read from a file with
 ``--records-from`` (grading: the checks' process never imports the code under check). Shown here for
-the reference, the stubs and every correct variant of each such exercise, check by check; for
-every known-wrong implementation, its named checks, in tests/selftest/test_known_wrong.py. And through
-`kata grade` itself (slow): the reference, the stubs, every variant and bundles of known mistakes pass
-and fail the same checks there as in a learner's run.
+the reference, the stubs and every correct variant of each such exercise, check by check. And through
+`kata grade` itself (slow): the reference, the stubs, every variant and every known mistake
+(tests/selftest/known_wrong.toml, in bundles) pass and fail the same checks there as in a learner's run.
 """
 
 import json
@@ -23,11 +22,13 @@ import PIL.Image
 import pytest
 import torch
 import torchvision.transforms
+from in_process import verdicts
 
 from kata import curriculum, records, sim
 from kata.checks.mutants import write_mutant
 from kata.harness import asking
 from kata.harness.target import Target
+from kata.i18n import say
 from kata.project import locate
 from kata.records.declared import files_of
 
@@ -38,44 +39,20 @@ SELFTEST = Path(__file__).parent
 WITH_RECORDS = [ex.name for ex in curriculum.exercises() if locate().records_of(ex.name).is_file()]
 
 
-class Verdicts:
-    """An inner run's plugin: each check's outcome."""
-
-    def __init__(self):
-        self.outcomes: dict[str, str] = {}
-        self.rests: dict[str, set] = {}
-
-    def pytest_runtest_logreport(self, report):
-        if report.when == "call" or report.outcome != "passed":
-            self.outcomes[report.nodeid] = "passed" if report.passed else report.outcome
-        for key, value in report.user_properties:
-            if key == "kata_record":
-                self.rests.setdefault(report.nodeid, set()).add((value[0], *value[1]))
-
-
-def answers_file(folder: Path, exercise: str, seed: int, out: Path, only=None) -> Path:
-    """What the grader's sandbox does, here: the records of ``exercise`` (those named in ``only``, else every one)
-    asked of ``folder``'s module, as the sandbox asks them (kata.records.ask_exercise)."""
+def answers_file(folder: Path, exercise: str, seed: int, out: Path) -> Path:
+    """What the grader's sandbox does, here: the records of ``exercise`` asked of ``folder``'s module, as the sandbox
+    asks them (kata.records.ask_exercise)."""
     target = Target(folder)
     ok, _why = sim.support()
     celeba, path = out.parent / "records-celeba", locate().records_of(exercise)
     (out.parent / "records-tmp").mkdir(exist_ok=True)
     context = records.Context(sim.install() if ok else None, out.parent / "records-tmp",
                               lambda: records.small_celeba(celeba))
-    skip = set() if only is None else set(records.load(path)) - set(only)
     with records.using(context):
-        found = dict(records.ask_exercise(exercise, lambda: target.module(exercise), seed, path, skip))
-    found |= {n: f for n, f in records.ask_source(exercise, files_of(folder), seed, path) if n not in skip}
+        found = dict(records.ask_exercise(exercise, lambda: target.module(exercise), seed, path))
+    found |= dict(records.ask_source(exercise, files_of(folder), seed, path))
     out.write_text(json.dumps({"seed": seed, "celeba": str(celeba), "records": {exercise: found}}))
     return out
-
-
-def verdicts(pytester, folder: Path, exercise: str, *more: str) -> Verdicts:
-    seen = Verdicts()
-    pytester.runpytest_inprocess("-p", "no:cacheprovider", "--target", str(folder),
-                                 str(locate().checks_of(exercise)), *more, plugins=[seen])
-    assert seen.outcomes, f"no check of {exercise} ran on {folder}"
-    return seen
 
 
 def targets(exercise: str) -> list:
@@ -90,10 +67,10 @@ CASES = [case for exercise in WITH_RECORDS for case in targets(exercise)]
 
 
 @pytest.mark.parametrize("exercise, target", CASES)
-def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, request, exercise, target):
-    """Every check of the exercise, both ways (each known-wrong mutant's checks: tests/selftest/test_known_wrong.py)."""
+def test_the_same_verdicts_asked_here_or_read_from_a_file(pytester, tmp_path, request, in_process, exercise, target):
+    """Every check of the exercise, both ways (each known-wrong mutant's checks: through `kata grade`, below)."""
     target = request.getfixturevalue("pristine_stubs") if target == "stubs" else target
-    here = verdicts(pytester, target, exercise)
+    here = in_process.verdicts(pytester, target, exercise)
     path = answers_file(target, exercise, asking.SEED, tmp_path / "answers.json")
     read = verdicts(pytester, target, exercise, "--records-from", str(path))
     assert read.outcomes == here.outcomes
@@ -148,28 +125,47 @@ def test_a_records_process_never_imports_pytest_or_the_checks():
 # --- through `kata grade`: the same checks pass and fail as in a learner's run ------------------------------
 
 MUTANTS = tomllib.loads((SELFTEST / "known_wrong.toml").read_text())["mutant"]
-BUNDLES = 3   # hand-ins of known mistakes, each the k-th mistake of every exercise (its other modules missing)
+
+
+def bundles() -> list[list[dict]]:
+    """Every known mistake in as few hand-ins as a hand-in's one module per exercise allows: the k-th holds the k-th
+    mistake of each exercise that has one (its other modules missing), so each mistake is graded exactly once."""
+    mine = [[m for m in MUTANTS if m["exercise"] == exercise] for exercise in curriculum.names()]
+    return [[found[k] for found in mine if k < len(found)] for k in range(max(map(len, mine)))]
 
 
 def hand_ins(root: Path, stubs: Path) -> dict[str, Path]:
-    """The reference, the (pristine) ``stubs``, each variant and BUNDLES bundles of known mistakes, as hand-in
-    folders."""
+    """The reference, the (pristine) ``stubs``, each variant and the bundles of known mistakes, as hand-in folders."""
     found = {"solutions": locate().solutions, "stubs": stubs}
     found |= {f"variant-{v.name}": v for v in sorted(SELFTEST.glob("variants/*")) if v.is_dir()}
-    for k in range(BUNDLES):
-        for exercise in curriculum.names():
-            mine = [m for m in MUTANTS if m["exercise"] == exercise]
-            if mine:
-                m = mine[k * len(mine) // BUNDLES]
-                write_mutant(root / f"mutants-{k}", exercise, *[(e["old"], e["new"]) for e in m["edit"]])
+    for k, bundle in enumerate(bundles()):
+        for m in bundle:
+            write_mutant(root / f"mutants-{k}", m["exercise"], *[(e["old"], e["new"]) for e in m["edit"]])
         found[f"mutants-{k}"] = root / f"mutants-{k}"
     return found
 
 
+def weighted(graded: list[dict], which=lambda test: True) -> set[tuple[str, str]]:
+    """(exercise, check) of each weighted check of a graded hand-in's results (Gradescope's) that ``which`` keeps."""
+    return {(t["tags"][0], t["name"].split(": ", 1)[1]) for t in graded if t["max_score"] and which(t)}
+
+
+def out_of_time(test: dict) -> bool:
+    """A graded check that failed where the grader's one time rule stopped a record it reads (records.ask_exercise):
+    the machine's doing (a known mistake's records may take several times the reference's), as a skip is here."""
+    said = (say("did not finish within {seconds:g} s", seconds=records.RECORD_SECONDS),
+            say("not asked: {n} records of this exercise ran out of time", n=records.EXERCISE_TIMEOUTS))
+    return test["status"] != "passed" and any(text in test.get("output", "") for text in said)
+
+
 @pytest.mark.slow
-def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch, pristine_stubs):
+@pytest.mark.timeout(1800)   # the grading, and the runs here where test_known_wrong.py has not run them yet
+def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, monkeypatch, pristine_stubs,
+                                                          in_process):
     """Each hand-in graded by `kata grade` (records in its sandbox, the checks in the grader's process), on the seed a
-    learner's run draws: each weighted check passes there exactly where it passes in a learner's run."""
+    learner's run draws: each weighted check passes there exactly where it passes in a learner's run. The runs here
+    are the session's (the fixture `in_process`): a --slow session has run them all already, for the tests above
+    and test_known_wrong.py."""
     from test_grade import kata
 
     from kata.grading import runner
@@ -177,20 +173,22 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
     subs = hand_ins(tmp_path / "hand-ins", pristine_stubs)
     monkeypatch.setattr(runner, "new_seed", lambda: asking.SEED)
     assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
-    differ = {}
+    differ, stopped = {}, {}
     for name, folder in subs.items():
         graded = json.loads((tmp_path / "out" / "results" / f"{folder.name}.json").read_text())["tests"]
-        there = {(t["tags"][0], t["name"].split(": ", 1)[1]) for t in graded if t["max_score"] and
-                 t["status"] == "passed"}
-        weighted = {(t["tags"][0], t["name"].split(": ", 1)[1]) for t in graded if t["max_score"]}
+        every, there = weighted(graded), weighted(graded, lambda test: test["status"] == "passed")
+        assert every and (there == every if name == "solutions" else True), (name, sorted(every - there))
+        timed = weighted(graded, out_of_time)
         here, ran = set(), set()   # a check skipped here (the machine's doing: no fresh process) is no verdict
         for exercise in curriculum.names():
             if (folder / f"{exercise}.py").is_file():
-                seen = verdicts(pytester, folder, exercise)
+                seen = in_process.verdicts(pytester, folder, exercise)
                 here |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o == "passed"}
                 ran |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o != "skipped"}
-        ran |= {(ex, check) for ex, check in weighted if not (folder / f"{ex}.py").is_file()}   # not handed in
-        assert weighted and (there == weighted if name == "solutions" else True), (name, sorted(weighted - there))
-        if here & weighted != there & ran:
-            differ[name] = {"here only": sorted(here & weighted - there), "graded only": sorted(there & ran - here)}
-    assert not differ, json.dumps(differ, indent=1)
+        ran |= {(ex, check) for ex, check in every if not (folder / f"{ex}.py").is_file()}   # not handed in
+        ran -= timed   # nor one whose records ran out of the grader's time there
+        stopped |= {name: sorted(timed)} if timed else {}
+        mine, theirs = here & every & ran, there & ran
+        if mine != theirs:
+            differ[name] = {"here only": sorted(mine - theirs), "graded only": sorted(theirs - mine)}
+    assert not differ, json.dumps({"differ": differ, "no verdict (out of the grader's time)": stopped}, indent=1)
