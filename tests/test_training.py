@@ -54,8 +54,6 @@ PLOT_ADVICE = N_("Code in train that plots or converts to NumPy gets the raw sum
 MODEL_NOT_MOVED_FIRST = N_("given a device, train and evaluate move the model there first, in place: Module.to moves "
                            "the caller's model object (its parameters), so model.to(device) is all it takes")
 MODEL_NOT_MOVED = N_("  after {call}, the model, which was on {before}, is on {after}")
-BATCH_NOT_MOVED = N_("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
-                     "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
 
 # Validation, in train and in evaluate: one rule each, then where it was broken.
 VALIDATION_IN_EVAL_MODE = N_("validation runs the model in eval() mode: call model.eval() before validating, or "
@@ -76,7 +74,7 @@ def mixed_cause(function: str, device):
 
     def cause(names: dict) -> str | None:
         if any(type(v) is HostBatch for v in names.values()):
-            return _(BATCH_NOT_MOVED)
+            return _(lessons.BATCH_NOT_MOVED)
         models = [m for m in names.values() if isinstance(m, nn.Module) and next(m.parameters(), None) is not None]
         places = {next(m.parameters()).device.type for m in models}
         on_device = any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in names.values())
@@ -323,7 +321,7 @@ def test_every_batch_is_moved_to_the_device(training, device):
     found = histories(training, "behaviour", f"device={device}", 1, device and torch.device(device))[1]
     for phase, _training, _grad, moved in found["log"]["calls"]:
         if not moved:
-            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=device))
+            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(lessons.BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=device))
 
 
 def test_the_model_is_moved_to_the_given_device_in_place(training):
@@ -403,7 +401,7 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
     assert log.calls, _("evaluate must run the model on the batches of dl")
     for _phase, training_, grad, moved in log.calls:
         if not moved:
-            fail_if(_(BATCH_NOT_MOVED) + "\n" + _("  a batch of evaluate(model, dl)"))
+            fail_if(_(lessons.BATCH_NOT_MOVED) + "\n" + _("  a batch of evaluate(model, dl)"))
         assert not training_, _(VALIDATION_IN_EVAL_MODE) + "\n" + _(EVALUATED_IN_TRAIN_MODE)
         assert not grad, _(VALIDATION_WITHOUT_GRADIENTS) + "\n" + _(EVALUATED_WITH_GRADIENTS)
 
@@ -456,7 +454,8 @@ def test_training_on_the_accelerator_moves_the_model_and_every_batch(training, a
                                                       call=call))
     for phase, _training, _grad, moved in found["log"]["calls"]:
         if not moved:
-            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(BATCH_NOT_MOVED), phase=_(PHASES[phase]), device=accelerator))
+            fail_if(say(PHASE_BATCH_NOT_MOVED, cause=_(lessons.BATCH_NOT_MOVED), phase=_(PHASES[phase]),
+                        device=accelerator))
 
 
 @pytest.mark.cuda

@@ -19,8 +19,8 @@ from kata.i18n import N_, say  # say: a template, translated, then filled in
 __all__ = ["ACCURACY_ALL_ONE", "ACCURACY_ALL_ZERO", "ACCURACY_AT_ONE_HALF", "ACCURACY_DIVIDED_BY_BATCHES",
            "ACCURACY_DIVIDED_BY_FULL_BATCHES", "ACCURACY_MEAN_OF_SHARES", "ACCURACY_NOT_A_SHARE",
            "ACCURACY_OUT_OF_RANGE", "ACCURACY_UNEXPLAINED", "ANOTHER_MODEL", "BACKWARD_COUNT",
-           "BACKWARD_WITHOUT_GRAPH", "CKPT_EPOCH_NOT_AN_INT", "CKPT_HISTORY_ENTRY", "CKPT_HISTORY_NOT_FLOATS",
-           "CKPT_HISTORY_REFUSED", "CKPT_HISTORY_VALUES",
+           "BACKWARD_WITHOUT_GRAPH", "BATCH_NOT_MOVED", "CKPT_EPOCH_NOT_AN_INT", "CKPT_HISTORY_ENTRY",
+           "CKPT_HISTORY_NOT_FLOATS", "CKPT_HISTORY_REFUSED", "CKPT_HISTORY_VALUES",
            "CKPT_MODEL_STATE_DIFFERS", "CKPT_MOVED_BEFORE_SAVING", "CKPT_MOVED_THE_MODEL", "CKPT_NO_EPOCH",
            "CKPT_NO_FILE", "CKPT_NO_HISTORY", "CKPT_NO_MODEL_STATE", "CKPT_NO_OPTIMIZER_STATE",
            "CKPT_OPTIMIZER_STATE_DIFFERS", "CKPT_OTHER_EPOCH", "CKPT_PROTOCOL", "CKPT_REFUSED_AS", "CKPT_UNREADABLE",
@@ -106,6 +106,9 @@ WHERE_IN_A_LIBRARY = N_("in a library call")
 
 MIXED_DEVICES = N_("Tensors on two devices met in one operation: PyTorch computes only where all of an operation's "
                     "tensors are. {advice}")
+# A CPU batch fed to a model on the device (tests/test_training.py, `kata run`).
+BATCH_NOT_MOVED = N_("a batch reached the model without being moved: `x_batch.to(device)` RETURNS the moved tensor and "
+                     "leaves x_batch where it was, so write `x_batch = x_batch.to(device)`")
 # Which of the learner's names were where, in the line that failed (from its frame).
 MIXED_DEVICES_FRAME = N_("  in that line's function: {placed}")
 

@@ -21,7 +21,7 @@ from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
 from kata.i18n import N_, _, say
 
 __all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
-           "history_entry_problem", "learner_locals", "loss_misuse", "numpy_refusal", "premise_first",
+           "history_entry_problem", "learner_locals", "loss_misuse", "mixed_devices", "numpy_refusal", "premise_first",
            "tensors_by_device", "value_problem", "where_in"]
 
 
@@ -167,7 +167,8 @@ def premise_first(premise):
         raise
 
 
-def _mismatch(err: BaseException) -> bool:
+def mixed_devices(err: BaseException) -> bool:
+    """Whether ``err`` is PyTorch's error for tensors of two devices in one op."""
     return isinstance(err, RuntimeError) and ("same device" in str(err) or "should be the same" in str(err))
 
 
@@ -247,7 +248,7 @@ def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: 
         details = say(lessons.PYTORCH_ERROR_AT, who=what, where=where, error=error)
         refusal = numpy_refusal(exc)
         misuse = loss_misuse(exc)
-        if _mismatch(exc):
+        if mixed_devices(exc):
             names = learner_locals(exc, folder) if where_in(exc, folder) else {}
             placed = tensors_by_device(names)
             frame = f"\n{say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""

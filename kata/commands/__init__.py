@@ -25,7 +25,7 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 # In the order `kata --help` lists them: the learner's loop first, then the teacher's.
 COMMANDS = ("list", "next", "watch", "hint", "solution", "reset", "lang",
-            "data", "train", "bench", "doctor", "release", "grade", "gradescope")
+            "data", "train", "run", "bench", "doctor", "release", "grade", "gradescope")
 
 
 def _module(name: str):

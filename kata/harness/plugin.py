@@ -104,6 +104,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--accelerator", dest="kata_accelerator", default="auto", choices=list(_accelerator.CHOICES),
                     help=_("where the checks marked cuda run: auto (default) takes real CUDA, else MPS, "
                            "else the simulated accelerator (kata.sim)"))
+    from kata.asgpu.pytest_plugin import HELP as AS_GPU
+
+    group.addoption("--as-gpu", dest="kata_as_gpu", action="store_true", default=False, help=_(AS_GPU))
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -192,6 +195,10 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: collector.thaw(config))
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
+    if config.getoption("kata_as_gpu", False):
+        from kata.asgpu.pytest_plugin import AsGpu
+
+        config.pluginmanager.register(AsGpu(config), "kata-as-gpu")
     if _TARGET not in config.stash:   # e.g. pytester runs that skip initial conftests
         config.stash[_TARGET] = None
     benchmarks_only = config.getoption("benchmark_only", False)

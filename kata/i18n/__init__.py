@@ -62,6 +62,7 @@ CATALOGUES = {
     "hints": ["kata/curriculum.py"],
     "conformance": ["kata/conformance/table.toml"],
     "stubs": ["kata/pristine.py", "kata/commands/release.py", "kata/commands/reset.py", "kata/commands/lang.py"],
+    "run": ["kata/asgpu/*.py", "kata/commands/run.py"],
 }
 # ... and one per exercise NAME of kata/curriculum.toml, found by its name: everything the exercise says, wherever
 # it is written (its [[exercise]] entry's texts, its stub's, its records' and its checks'), so that a new

@@ -211,9 +211,11 @@ def setup_python_backend(name: str, device_module) -> None:
 
 def set_metadata(wrapper: torch.Tensor, cpu: torch.Tensor) -> None:
     """Give `wrapper` the sizes, strides and offset of `cpu` after an in-place op
-    changed them: the Meta kernel of ``set_`` sets exactly these."""
-    _SET._op_dk(torch._C.DispatchKey.Meta, wrapper, wrapper.untyped_storage(), cpu.storage_offset(),
-                cpu.size(), cpu.stride())
+    changed them: the Meta kernel of ``set_`` sets exactly these.  (With torch functions off: a
+    TorchFunctionMode, such as ``kata run``'s, would be handed ``set_`` without its dispatch key.)"""
+    with torch._C.DisableTorchFunction():
+        _SET._op_dk(torch._C.DispatchKey.Meta, wrapper, wrapper.untyped_storage(), cpu.storage_offset(),
+                    cpu.size(), cpu.stride())
 
 
 def tensor_repr(tensor: torch.Tensor, tensor_contents=None, *, parameter: bool = False) -> str:

@@ -220,7 +220,8 @@ def test_the_seeds_training_fails_with_the_seeds_crash_wherever_its_tensors_show
         "test_histories_are_four_lists_of_python_floats": here + r"accuracy_hist_train\[0\] is a 0-d torch\.Tensor "
                                                                  r"on cpu",
         "test_training_on_the_accelerator_keeps_float_histories": crash,
-        "test_evaluate_on_the_accelerator_returns_floats": here + r"evaluate's accuracy is a 0-d torch\.Tensor on simgpu",
+        "test_evaluate_on_the_accelerator_returns_floats":
+            here + r"evaluate's accuracy is a 0-d torch\.Tensor on simgpu",
     }, "the learner's note's loop must fail for its true reason, the seed's crash, wherever its tensors show")
 
 

@@ -1,0 +1,235 @@
+"""The one-GPU CUDA machine a script sees under ``kata run``, backed by the simulated accelerator.
+
+:func:`install` (once per process, after torch is imported) installs :mod:`kata.sim`, makes
+``torch.cuda`` answer as a one-GPU machine does, and pushes :class:`CudaAsSim`, a
+``TorchFunctionMode`` that maps every ``cuda`` device argument (``device=``, ``.to('cuda')``,
+``.cuda()``) to the simulated device and shows a device tensor's ``.device`` as ``cuda:0``.
+What the simulator can't honour (memory statistics, streams and events beyond the default,
+``torch.compile``, ``autocast``, NCCL) raises :class:`NotSimulated`, one line saying what.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import torch
+from torch.overrides import TorchFunctionMode
+
+from kata import sim
+from kata.asgpu._limits import NotSimulated
+
+__all__ = ["CUDA", "NAME_OF_DEVICE", "CudaAsSim", "cuda_words", "in_cuda_words", "install", "is_cuda",
+           "uninstall"]
+
+CUDA = torch.device("cuda", 0)
+NAME_OF_DEVICE = "Simulated GPU (kata run: kata.sim on the CPU)"
+
+def is_cuda(device) -> bool:
+    """True for ``"cuda"``, ``"cuda:0"`` or a cuda ``torch.device``; NotSimulated for another GPU."""
+    if isinstance(device, str):
+        if not device.startswith("cuda"):
+            return False
+        device = torch.device(device)
+    elif not isinstance(device, torch.device) or device.type != "cuda":
+        return False
+    if device.index not in (None, 0):
+        raise NotSimulated(str(device), "ordinal")
+    return True
+
+
+_SIM = None  # torch.device("simgpu:0") once installed
+_TO = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
+       torch.Tensor.new_full, torch.Tensor.new_tensor}
+_CUDA_METHOD = torch.Tensor.cuda
+_DEVICE = torch.Tensor.device
+_IS_CUDA_GETTER = torch.Tensor.is_cuda.__get__
+_GETTERS = {torch.Tensor.device.__get__, _IS_CUDA_GETTER}
+_PIN = torch.Tensor.pin_memory
+_TYPE = torch.Tensor.type
+
+
+class CudaAsSim(TorchFunctionMode):
+    """``cuda`` device arguments go to the simulated device; device tensors say ``cuda:0``."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if kwargs:
+            device = kwargs.get("device")
+            if device is not None and is_cuda(device):
+                kwargs = {**kwargs, "device": _SIM}
+        else:
+            kwargs = {}
+        if func in _GETTERS:  # (a getter is a new method-wrapper each time: equal, never the same)
+            device = _DEVICE.__get__(args[0])
+            if func == _IS_CUDA_GETTER:
+                return device.type in ("cuda", sim.NAME)
+            return CUDA if device.type == sim.NAME else device
+        if func in _TO:
+            if len(args) > 1 and is_cuda(args[1]):
+                args = (args[0], _SIM, *args[2:])
+        elif func is _CUDA_METHOD:
+            device = args[1] if len(args) > 1 else kwargs.pop("device", None)
+            if device is not None and not isinstance(device, int):
+                is_cuda(device)
+            elif device not in (None, 0):
+                raise NotSimulated(f"cuda:{device}", "ordinal")
+            return args[0].to(_SIM, *args[2:], **kwargs)
+        elif func is _PIN:  # host memory is not pinned here: the tensor stays as it is
+            return args[0]
+        elif func is _TYPE and len(args) == 1 and not kwargs:  # x.type(): 'torch.cuda.FloatTensor'
+            return cuda_words(func(*args))
+        try:
+            return func(*args, **kwargs)
+        except (RuntimeError, TypeError, ValueError) as err:
+            in_cuda_words(err)
+            raise
+
+
+def cuda_words(text: str) -> str:
+    """PyTorch's words about the simulated device as CUDA says them: ``cuda:0``, ``torch.cuda.FloatTensor``."""
+    return text.replace(sim.NAME, "cuda") if sim.NAME in text else text
+
+
+def in_cuda_words(err: BaseException) -> BaseException:
+    """The error, its message in CUDA's words (what the script's own ``except`` prints too)."""
+    if err.args and isinstance(err.args[0], str) and sim.NAME in err.args[0]:
+        err.args = (cuda_words(err.args[0]), *err.args[1:])
+    return err
+
+
+def _not_simulated(what: str, why: str):
+    def refuse(*args, **kwargs):
+        raise NotSimulated(what, why)
+    return refuse
+
+
+class _DefaultStream:
+    """``torch.cuda.current_stream()``: the one stream there is; waiting for it is a sync."""
+
+    def synchronize(self) -> None:
+        torch.simgpu.synchronize()
+
+    def wait_stream(self, stream) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+
+_MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+           "memory_summary", "memory_snapshot", "mem_get_info", "reset_peak_memory_stats",
+           "reset_max_memory_allocated", "list_gpu_processes", "set_per_process_memory_fraction",
+           "utilization", "temperature", "power_draw")
+_STREAMS = ("Stream", "Event", "ExternalStream", "stream", "set_stream", "graph", "CUDAGraph", "graphs")
+
+
+def _cuda_module(seed) -> dict:
+    """What ``torch.cuda`` answers on the one simulated GPU (name -> replacement)."""
+    answers = {
+        "is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
+        "is_initialized": lambda: True, "init": lambda: None, "empty_cache": lambda: None,
+        "get_device_name": lambda device=None: (is_cuda(_as_device(device)), NAME_OF_DEVICE)[1],
+        "get_device_capability": _not_simulated("torch.cuda.get_device_capability", "properties"),
+        "set_device": lambda device: (is_cuda(_as_device(device)), None)[1],
+        "synchronize": lambda device=None: torch.simgpu.synchronize(),
+        "manual_seed": seed, "manual_seed_all": seed, "seed": lambda: None, "seed_all": lambda: None,
+        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
+        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
+        "current_stream": lambda device=None: _DefaultStream(), "default_stream": lambda device=None: _DefaultStream(),
+        "is_bf16_supported": lambda *a, **k: True,
+    }
+    answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
+    answers.update({name: _not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})
+    answers["get_device_properties"] = _not_simulated("torch.cuda.get_device_properties", "properties")
+    return answers
+
+
+def _as_device(device):
+    if device is None or isinstance(device, int):
+        return torch.device("cuda", device or 0)
+    return device
+
+
+class _Autocast:
+    """``torch.autocast``: the CPU's (and other devices') as it was; ``'cuda'`` is not simulated."""
+
+    def __init__(self, original):
+        self.original = original
+
+    def __call__(self, device_type, *args, **kwargs):
+        if is_cuda(device_type) and kwargs.get("enabled", True):
+            raise NotSimulated(f"torch.autocast({device_type!r})", "amp")
+        return self.original(device_type, *args, **kwargs)
+
+
+_patched: list = []  # (object, name, original) to put back
+_mode: CudaAsSim | None = None
+
+
+def _patch(owner, name, value) -> None:
+    _patched.append((owner, name, getattr(owner, name, None)))
+    setattr(owner, name, value)
+
+
+def install() -> torch.device:
+    """Make this process a one-GPU CUDA machine (idempotent). Returns the simulated device."""
+    global _SIM, _mode
+    if _mode is not None:
+        return _SIM
+    _SIM = sim.install()
+    sim_active = sim.active()
+    sim_active.__enter__()
+    _patched.append((sim_active, None, None))
+    seed = functools.partial(_seed)
+    for name, value in _cuda_module(seed).items():
+        _patch(torch.cuda, name, value)
+    _patch(torch.backends.cudnn, "is_available", lambda: True)
+    from torch.utils.data._utils import pin_memory
+
+    _patch(pin_memory, "pin_memory", lambda data, device=None: data)
+    _patch(torch, "set_default_device", _default_device(torch.set_default_device))
+    _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
+    _patch(torch, "autocast", _Autocast(torch.autocast))
+    _patch(torch.amp, "autocast", _Autocast(torch.amp.autocast))
+    _patch(torch.cuda.amp, "autocast", _not_simulated("torch.cuda.amp.autocast", "amp"))
+    _patch(torch.cuda.amp, "GradScaler", _not_simulated("torch.cuda.amp.GradScaler", "amp"))
+    _patch(torch.amp, "GradScaler", _grad_scaler(torch.amp.GradScaler))
+    import torch.distributed as dist
+
+    if hasattr(dist, "init_process_group"):
+        _patch(dist, "init_process_group", _not_simulated("torch.distributed.init_process_group", "nccl"))
+    _mode = CudaAsSim()
+    _mode.__enter__()
+    return _SIM
+
+
+def _default_device(original):
+    def set_default_device(device):
+        return original(_SIM if device is not None and is_cuda(device) else device)
+    return set_default_device
+
+
+def _grad_scaler(original):
+    def scaler(device="cuda", *args, **kwargs):
+        if is_cuda(device) and kwargs.get("enabled", True):
+            raise NotSimulated("torch.amp.GradScaler('cuda')", "amp")
+        return original(device, *args, **kwargs)
+    return scaler
+
+
+def _seed(seed) -> None:
+    torch.default_generator.manual_seed(int(seed))  # the simulated GPU draws from the CPU's generator
+
+
+def uninstall() -> None:
+    """Pop the mode and put ``torch.cuda`` back (the simulator itself stays installed, as it must)."""
+    global _mode
+    if _mode is None:
+        return
+    _mode.__exit__(None, None, None)
+    _mode = None
+    while _patched:
+        owner, name, original = _patched.pop()
+        if name is None:
+            owner.__exit__(None, None, None)
+        else:
+            setattr(owner, name, original)

@@ -1,0 +1,175 @@
+"""What ``kata run`` says at the end: the syncs that kept the GPU waiting, and a failure explained.
+
+The syncs are :mod:`kata.sim`'s count (:func:`kata.sim.count_syncs`: each event's kind and the
+line of the script that asked for it), grouped by kind and by line, with each line's count per
+pass over the DataLoader whose loop holds it (:class:`kata.asgpu._loops.Passes`).  A failure is
+PyTorch's own message in CUDA's words at the script's line, with the kata's lesson where it has
+one (:mod:`kata.checks.lessons`).
+"""
+
+from __future__ import annotations
+
+import linecache
+import traceback
+from collections import Counter
+from pathlib import Path
+
+from kata.asgpu._limits import NotSimulated
+from kata.i18n import N_, _, say
+
+__all__ = ["explain", "lesson_for", "sync_report"]
+
+# How each kind of sync is written in code (kata.sim's kinds); the others are said in words.
+CODE = {"item": "`.item()`", "float": "`float()`", "int": "`int()`", "bool": "`bool()` / `if tensor:`",
+        "cpu": "`.cpu()` / `.to('cpu')`", "tolist": "`.tolist()`", "numpy": "`.numpy()`",
+        "equal": "`torch.equal`", "nonzero": "`nonzero`", "masked_select": "`masked_select`",
+        "unique": "`unique`", "repeat_interleave": "`repeat_interleave`",
+        "synchronize": "`torch.cuda.synchronize()`"}
+WORDS = {"repr": N_("printing a GPU tensor"), "to_device": N_("a blocking copy to the GPU"),
+         "index": N_("indexing with a boolean mask on the GPU")}
+
+SYNC_HEADER = N_("kata run: the host waited for the GPU {total} times (syncs, as CUDA's sync debug mode counts them)")
+NO_SYNCS = N_("kata run: the host never waited for the GPU (no syncs)")
+BY_KIND = N_("  by kind: {kinds}")
+BY_LINE = N_("  by line (the {shown} most frequent of {lines}):")
+LINE = N_("    {where}  {kind} {count} times  | {source}")
+LINE_ONCE = N_("    {where}  {kind} once  | {source}")
+LINE_PER_PASS = N_("    {where}  {kind} {count} times, {per} per pass over the DataLoader at {loop} ({passes} passes)"
+                   "  | {source}")
+LINE_ONE_PASS = N_("    {where}  {kind} {count} times, in the one pass over the DataLoader at {loop}  | {source}")
+PER_BATCH_HINT = N_("  A sync per batch keeps a GPU waiting for Python at every step: keep running sums on the GPU "
+                    "(a tensor) and read them once per epoch (.item() after the loop).")
+TRACEBACK = N_("Traceback (most recent call last; the script's own lines):")
+FAILED_AT = N_("kata run: the script failed at {where}: {source}")
+FAILED = N_("kata run: {script} failed")
+WHY_AND_FIX = N_("Why, and the fix: {lesson}")
+MIXED_ADVICE = N_("Put every tensor an operation takes on one device: the model with model.to(device), each batch "
+                  "with x = x.to(device), and the numbers you keep with .item() or .to(device).")
+
+_SHOWN = 10
+
+
+def _kind(kind: str) -> str:
+    return CODE.get(kind) or (_(WORDS[kind]) if kind in WORDS else kind)
+
+
+def _short(where: str, folder: Path) -> tuple[str, str]:
+    """('train.py:61', the line's source) for 'FILE:LINE'."""
+    file, _sep, line = where.rpartition(":")
+    try:
+        name = str(Path(file).resolve().relative_to(folder))
+    except ValueError:
+        name = file
+    source = linecache.getline(file, int(line)).strip() if line.isdigit() else ""
+    return f"{name}:{line}", source
+
+
+def sync_report(syncs, passes, folder: Path) -> str:
+    """The syncs by kind and by line (the most frequent first), each line's per pass over its loop."""
+    if not syncs.total:
+        return _(NO_SYNCS)
+    kinds = ", ".join(f"{_kind(kind)} {count}" for kind, count in syncs.by_kind.most_common())
+    lines = Counter()
+    loops: dict = {}
+    for index, (kind, where) in enumerate(syncs.events):
+        lines[(kind, where)] += 1
+        loop = passes.loop_of(index)
+        if loop is not None:
+            loops.setdefault((kind, where), Counter())[loop] += 1
+    out = [say(SYNC_HEADER, total=syncs.total), say(BY_KIND, kinds=kinds),
+           say(BY_LINE, shown=min(_SHOWN, len(lines)), lines=len(lines))]
+    per_batch = False
+    for (kind, where), count in lines.most_common(_SHOWN):
+        name, source = _short(where, folder)
+        loop = loops.get((kind, where), Counter()).most_common(1)
+        if loop:
+            label, inside = loop[0]
+            runs = len(passes.spans.get(label, ())) or 1
+            per = inside / runs
+            per_batch = per_batch or per > 1
+            per_pass = format(per, "g")
+            out.append(say(LINE_PER_PASS if runs > 1 else LINE_ONE_PASS, where=name, kind=_kind(kind), count=count,
+                           per=per_pass, loop=_short(label, folder)[0], passes=runs, source=source))
+        else:
+            out.append(say(LINE if count > 1 else LINE_ONCE, where=name, kind=_kind(kind), count=count,
+                           source=source))
+    if per_batch:
+        out.append(_(PER_BATCH_HINT))
+    return "\n".join(out)
+
+
+def _user_frames(exc: BaseException, folder: Path) -> list:
+    frames = []
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename.startswith("<"):
+            continue
+        try:
+            Path(frame.filename).resolve().relative_to(folder)
+        except ValueError:
+            continue
+        frames.append(frame)
+    return frames
+
+
+def lesson_for(exc: BaseException, folder: Path) -> str | None:
+    """The kata's lesson for this error, in the learner's language, or None."""
+    from kata.checks import lessons
+    from kata.checks.messages import learner_locals, loss_misuse, mixed_devices, numpy_refusal, tensors_by_device
+
+    refusal = numpy_refusal(exc)
+    if refusal is not None:
+        return _(lessons.NUMPY_LESSONS[refusal])
+    if mixed_devices(exc):
+        names = learner_locals(exc, folder)
+        models_on_gpu = any(_module_device(v) not in (None, "cpu") for v in names.values())
+        cpu_tensor = any(_tensor_device(v) == "cpu" for v in names.values())
+        placed = tensors_by_device(names)
+        frame = f"\n{say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
+        if models_on_gpu and cpu_tensor:
+            return _(lessons.BATCH_NOT_MOVED) + frame
+        return say(lessons.MIXED_DEVICES, advice=_(MIXED_ADVICE)) + frame
+    return loss_misuse(exc)
+
+
+def _module_device(value):
+    import torch
+
+    if isinstance(value, torch.nn.Module):
+        first = next(iter(value.parameters()), None)
+        return None if first is None else first.device.type
+    return None
+
+
+def _tensor_device(value):
+    import torch
+
+    return value.device.type if isinstance(value, torch.Tensor) else None
+
+
+def explain(exc: BaseException, script: Path, words) -> str:
+    """A failure as a GPU machine gives it: the script's frames, PyTorch's message in CUDA's words
+    (``words``: a function of the text), the script's line, and the kata's lesson where it has one."""
+    folder = script.resolve().parent
+    frames = _user_frames(exc, folder)
+    message = words(f"{type(exc).__name__}: {exc}")
+    out = []
+    if isinstance(exc, NotSimulated):  # one line says what, and the script's line where
+        out.append(f"kata run: {exc}")
+        if frames:
+            name, _source = _short(f"{frames[-1].filename}:{frames[-1].lineno}", folder)
+            out.append(say(FAILED_AT, where=name, source=(frames[-1].line or "").strip()))
+        return "\n".join(out)
+    if frames:
+        out.append(_(TRACEBACK))
+        out.extend(line.rstrip("\n") for line in traceback.format_list(frames))
+    out.append(message)
+    last = frames[-1] if frames else None
+    if last is not None:
+        name, _source = _short(f"{last.filename}:{last.lineno}", folder)
+        out.append(say(FAILED_AT, where=name, source=(last.line or "").strip()))
+    else:
+        out.append(say(FAILED, script=script.name))
+    lesson = lesson_for(exc, folder)
+    if lesson:
+        out.append(words(say(WHY_AND_FIX, lesson=lesson)))
+    return "\n".join(out)

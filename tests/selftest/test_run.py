@@ -1,0 +1,369 @@
+"""`kata run` (kata/asgpu/): any PyTorch script as if this machine had a GPU.
+
+The fast tests hold the CUDA machine the script sees (in this process, put back after), the sync
+report and the command line; the slow ones run the corpus (tests/corpus/README.md) as a learner
+would, `kata run --quick`, each in a process of its own, and hold `kata run`'s cost on a script that
+uses no GPU to a ratio of plain `python`'s.
+"""
+
+import json
+import os
+import re
+import resource
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch import nn
+
+from kata import sim
+from kata.checks import lessons
+from kata.commands import build_parser
+from kata.i18n import _
+from kata.project import locate
+
+ROOT = locate().root
+CORPUS = ROOT / "tests" / "corpus"
+SEED = CORPUS / "seed_note.py"
+# The seed's crash, as a GPU says it.
+NUMPY_ON_CUDA = "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor"
+
+
+@pytest.fixture
+def gpu():
+    ok, why = sim.support()
+    if not ok:
+        pytest.skip(why)
+    from kata.asgpu import _gpu
+
+    _gpu.install()
+    try:
+        yield
+    finally:
+        _gpu.uninstall()
+
+
+def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
+    assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
+    assert "Simulated" in torch.cuda.get_device_name(0)
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    model = nn.Linear(3, 1).to(device)
+    x = torch.randn(4, 3).cuda()
+    y = torch.zeros(4, 1, device="cuda:0")
+    assert str(x.device) == "cuda:0" and x.is_cuda and next(model.parameters()).device.type == device.type
+    assert str(nn.Linear(3, 1).cuda().weight.device) == "cuda:0"
+    assert str(torch.ones(2).to("cuda", non_blocking=True).device) == "cuda:0"
+    loss = ((model(x) - y) ** 2).mean()
+    loss.backward()
+    assert isinstance(loss.item(), float) and "device='cuda:0'" in repr(loss)
+    torch.cuda.synchronize()
+    torch.manual_seed(1)
+    torch.cuda.manual_seed_all(1)
+    torch.backends.cudnn.benchmark = True
+    torch.save(model.state_dict(), tmp_path / "m.pt")
+    assert str(torch.load(tmp_path / "m.pt", map_location="cuda")["weight"].device) == "cuda:0"
+    assert torch.load(tmp_path / "m.pt", map_location="cpu")["weight"].device.type == "cpu"
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.randn(4, 3)), batch_size=2,
+                                         pin_memory=True)
+    assert [len(b[0]) for b in loader] == [2, 2]
+
+
+def test_errors_say_cuda_and_what_is_not_simulated(gpu):
+    x = torch.ones(2, device="cuda")
+    with pytest.raises(TypeError, match=re.escape("can't convert cuda:0 device type tensor to numpy")):
+        np.asarray(x)
+    with pytest.raises(RuntimeError, match="cuda:0 and cpu"):
+        nn.Linear(2, 1).cuda()(torch.ones(1, 2))
+    from kata.asgpu import NotSimulated
+
+    for call in (torch.cuda.memory_allocated, torch.cuda.Stream, lambda: torch.autocast("cuda"),
+                 lambda: torch.zeros(1, device="cuda:1")):
+        with pytest.raises(NotSimulated, match="is not simulated"):
+            call()
+
+
+def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path):
+    from kata.asgpu import NotSimulated
+    from kata.asgpu._report import explain
+
+    script = tmp_path / "s.py"
+    script.write_text("stats()\n")
+
+    def stats():
+        raise NotSimulated("torch.cuda.memory_allocated", "memory")
+
+    with pytest.raises(NotSimulated) as info:
+        exec(compile(script.read_text(), str(script), "exec"), {"stats": stats})
+    lines = explain(info.value, script, str).splitlines()
+    assert lines[0] == f"kata run: {info.value}" and "torch.cuda.memory_allocated" in lines[0]
+    assert len(lines) == 2 and "s.py:1" in lines[1] and "stats()" in lines[1]
+
+
+def test_the_cuda_machine_is_put_back():
+    ok, why = sim.support()
+    if not ok:
+        pytest.skip(why)
+    from kata.asgpu import _gpu
+
+    before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast)
+    _gpu.install()
+    assert torch.cuda.is_available()
+    _gpu.uninstall()
+    assert (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast) == before
+    assert torch._C._is_torch_function_mode_enabled() is False
+
+
+def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
+    from kata.asgpu._loops import Passes
+    from kata.asgpu._report import sync_report
+
+    script = tmp_path / "train.py"
+    script.write_text("for x, y in dl:\n    total += loss.item()\nprint(acc)\n")
+    item, printed, loop = f"{script}:2", f"{script}:3", f"{script}:1"
+    syncs = sim.Syncs()
+    passes = Passes()
+    for _epoch in range(2):
+        span = passes.start(loop, len(syncs.events))
+        for _batch in range(250):
+            syncs.by_kind["item"] += 1
+            syncs.events.append(("item", item))
+        passes.end(span, len(syncs.events))
+    syncs.by_kind["repr"] += 1
+    syncs.events.append(("repr", printed))
+    report = sync_report(syncs, passes, tmp_path)
+    assert "501" in report
+    assert re.search(r"train\.py:2  `\.item\(\)` 500 times, 250 per pass over the DataLoader at train\.py:1 "
+                     r"\(2 passes\)  \| total \+= loss\.item\(\)", report), report
+    assert "train.py:3" in report and "print(acc)" in report
+    assert _("  A sync per batch keeps a GPU waiting") in report
+
+
+def test_kata_run_from_python_runs_the_script_in_a_process_of_its_own(tmp_path, capsys):
+    import kata
+
+    script = tmp_path / "plain.py"
+    script.write_text("import sys\nprint('torch' in sys.modules, sys.argv[1:])\nsys.exit(3)\n")
+    env = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(ROOT)
+    try:
+        assert kata.run(script, "a", "--b") == 3
+    finally:
+        os.environ.pop("PYTHONPATH") if env is None else os.environ.__setitem__("PYTHONPATH", env)
+    assert capsys.readouterr().out.strip() == "False ['a', '--b']"
+
+
+def test_the_command_passes_the_scripts_own_arguments_on():
+    args = build_parser().parse_args(["run", "--quick", "2", "train.py", "--epochs", "3", "--quick", "9"])
+    assert (args.quick, args.path, args.args) == (2, "train.py", ["--epochs", "3", "--quick", "9"])
+
+
+def _kata_run(*args, cwd, timeout=600):
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+           "KATA_LANG": "en"}
+    env.pop("PYTEST_ADDOPTS", None)
+    return subprocess.run([sys.executable, "-m", "kata", "run", *map(str, args)], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def test_a_script_without_torch_never_imports_it(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text("import sys\nprint('torch' in sys.modules, sys.argv[1:])\nsys.exit(3)\n")
+    proc = _kata_run(script, "a", "--b", cwd=tmp_path)
+    assert proc.returncode == 3, proc.stderr
+    assert proc.stdout.strip() == "False ['a', '--b']"
+
+
+@pytest.fixture(scope="module")
+def celeba(tmp_path_factory):
+    from kata.data.synth import generate
+
+    root = tmp_path_factory.mktemp("celeba")
+    generate(root, n_train=64, n_valid=32, n_test=32, seed=0, workers=1, progress=False)
+    return root
+
+
+@pytest.mark.slow
+def test_the_seeds_script_crashes_as_on_a_gpu_with_the_lesson(tmp_path, celeba):
+    proc = _kata_run("--quick", "2", "--celeba", celeba, "--out", tmp_path / "figures", SEED, cwd=tmp_path)
+    out = proc.stderr
+    assert proc.returncode == 1, out
+    assert NUMPY_ON_CUDA in out and "simgpu" not in out
+    assert "kata run: the script failed at seed_note.py:164: ax2.plot(x_arr, accuracy_hist_train" in out
+    assert _(lessons.NUMPY_LESSONS["device"]) in out
+    assert (tmp_path / "figures" / "seed_note-figure1.png").is_file(), "the live plot's figure is saved"
+    # The sync report names the per-batch .item() lines, per pass over their loader.
+    assert re.search(r"seed_note\.py:128  `\.item\(\)` 2 times, in the one pass over the DataLoader at "
+                     r"seed_note\.py:120", out), out
+    assert "seed_note.py:146  `.item()`" in out
+
+
+@pytest.mark.slow
+def test_the_seeds_script_fixed_runs_to_the_end(tmp_path, celeba):
+    fixed = tmp_path / "seed_note.py"
+    text = SEED.read_text(encoding="utf-8")
+    assert text.count("accuracy_tmp += is_correct.sum()\n") == 2
+    text = text.replace("accuracy_tmp += is_correct.sum()\n", "accuracy_tmp += is_correct.sum().item()\n")
+    fixed.write_text(text.replace("num_epochs = 30", "num_epochs = 2"), encoding="utf-8")
+    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", fixed, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("에포크") == 2 and "per pass over the DataLoader" in proc.stderr
+
+
+@pytest.mark.slow
+def test_a_cpu_batch_into_a_gpu_model_says_so(tmp_path):
+    script = tmp_path / "mixed.py"
+    script.write_text("import torch\nfrom torch import nn\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
+                      "model = nn.Linear(4, 1).to(device)\nx_batch = torch.randn(8, 4)\nx_batch.to(device)\n"
+                      "pred = model(x_batch)\n")
+    proc = _kata_run(script, cwd=tmp_path)
+    assert proc.returncode == 1
+    assert "cuda:0 and cpu!" in proc.stderr and "mixed.py:7: pred = model(x_batch)" in proc.stderr
+    assert _(lessons.BATCH_NOT_MOVED) in proc.stderr and "simgpu" not in proc.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CORPUS / "ch14_part2.py").is_file(), reason="tests/corpus/ch14_part2.py is not in this "
+                    "checkout (tests/corpus/README.md says where it comes from)")
+def test_the_books_chapter_14_runs_as_on_a_gpu(tmp_path, celeba):
+    (tmp_path / "ch14" / "models").mkdir(parents=True)
+    (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
+    env_path = os.pathsep.join([str(tmp_path), str(ROOT)])
+    proc = subprocess.run([sys.executable, "-m", "kata", "run", "--quick", "1", "--celeba", str(celeba), "--out",
+                           str(tmp_path / "figures"), str(CORPUS / "ch14_part2.py")], cwd=tmp_path / "ch14",
+                          env={**os.environ, "PYTHONPATH": env_path, "KATA_LANG": "en"}, capture_output=True,
+                          text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr
+    assert "Test accuracy" in proc.stdout and "loss.item()*y_batch.size(0)" in proc.stderr
+
+
+def _notebook(path: Path, *sources: str) -> Path:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    path.write_text(json.dumps({"cells": [{**cell, "source": source} for source in sources] + [
+        {"cell_type": "markdown", "metadata": {}, "source": "# not code"}], "metadata": {}, "nbformat": 4,
+        "nbformat_minor": 5}), encoding="utf-8")
+    return path
+
+
+def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
+    from kata.asgpu._notebook import cells
+
+    found = cells(_notebook(tmp_path / "nb.ipynb", "%matplotlib inline\nx = 1", ["!pip list\n", "y = x + 1\ny"]))
+    assert [(Path(name).name, source) for name, source in found] == [
+        ("nb.ipynb[cell 1]", "\nx = 1"), ("nb.ipynb[cell 2]", "\ny = x + 1\ny")]
+
+
+@pytest.mark.slow
+def test_the_seeds_code_as_a_notebook_names_the_cell_and_line(tmp_path, celeba):
+    text = SEED.read_text(encoding="utf-8")
+    first, rest = text.split("\n\n\n", 1)  # the imports, then the rest of the script
+    notebook = _notebook(tmp_path / "seed.ipynb", "%matplotlib inline\n" + first, rest)
+    proc = _kata_run("--quick", "2", "--celeba", celeba, "--out", tmp_path / "figures", notebook, cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr
+    line = rest.splitlines().index("        ax2.plot(x_arr, accuracy_hist_train, '-o', label='Train acc.')") + 1
+    assert f"kata run: the script failed at seed.ipynb[cell 2]:{line}: ax2.plot(" in proc.stderr, proc.stderr
+    assert NUMPY_ON_CUDA in proc.stderr and _(lessons.NUMPY_LESSONS["device"]) in proc.stderr
+    assert "seed.ipynb[cell 2]:" in proc.stderr.split("by line", 1)[1]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CORPUS / "ch14_part2.ipynb").is_file(), reason="tests/corpus/ch14_part2.ipynb is not in "
+                    "this checkout (tests/corpus/README.md says where it comes from)")
+def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
+    (tmp_path / "ch14" / "models").mkdir(parents=True)
+    (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
+    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", CORPUS / "ch14_part2.ipynb",
+                     cwd=tmp_path / "ch14")
+    assert proc.returncode == 0, proc.stderr
+    assert "Test accuracy" in proc.stdout
+    assert re.search(r"ch14_part2\.ipynb\[cell \d+\]:\d+  `\.item\(\)` \d+ times", proc.stderr), proc.stderr
+
+
+@pytest.mark.slow
+def test_a_projects_own_tests_run_as_on_a_gpu_with_as_gpu(tmp_path):
+    (tmp_path / "test_model.py").write_text(
+        "import numpy as np\nimport torch\nfrom torch import nn\n\n\ndef test_cuda():\n"
+        "    assert torch.cuda.is_available() and torch.ones(1, device='cuda').device.type == 'cuda'\n\n\n"
+        "def test_plot():\n    model = nn.Linear(2, 1).cuda()\n    correct = 0\n    for _ in range(3):\n"
+        "        correct += (model(torch.randn(4, 2).cuda()) > 0).sum()\n"
+        "        model(torch.ones(1, 2).cuda()).item()\n"
+        "    np.asarray([correct])\n")
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "KATA_LANG": "en"}
+    env.pop("PYTEST_ADDOPTS", None)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--as-gpu", "test_model.py"],
+                          cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    out = proc.stdout
+    assert proc.returncode == 1 and "1 failed, 1 passed" in out, out
+    assert "can't convert cuda:0 device type tensor to numpy" in out and _(lessons.NUMPY_LESSONS["device"]) in out
+    assert "test_model.py:15  `.item()` 3 times" in out, out
+
+
+def _fake_mnist(root: Path, n_train=256, n_test=128) -> None:
+    """MNIST's raw files (idx format) with random digits: what torchvision's MNIST reads without a download."""
+    import struct
+
+    raw = root / "MNIST" / "raw"
+    raw.mkdir(parents=True)
+    rng = np.random.default_rng(0)
+    for prefix, n in (("train", n_train), ("t10k", n_test)):
+        images = rng.integers(0, 256, size=(n, 28, 28), dtype=np.uint8)
+        (raw / f"{prefix}-images-idx3-ubyte").write_bytes(struct.pack(">IIII", 0x803, n, 28, 28) + images.tobytes())
+        labels = rng.integers(0, 10, size=n, dtype=np.uint8)
+        (raw / f"{prefix}-labels-idx1-ubyte").write_bytes(struct.pack(">II", 0x801, n) + labels.tobytes())
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not (CORPUS / "mnist_main.py").is_file(), reason="tests/corpus/mnist_main.py is not in this "
+                    "checkout (tests/corpus/README.md says where it comes from)")
+def test_pytorch_examples_mnist_runs_with_its_own_arguments(tmp_path):
+    _fake_mnist(tmp_path / "data")
+    (tmp_path / "mnist").mkdir()
+    proc = _kata_run("--quick", "2", CORPUS / "mnist_main.py", "--epochs", "2", "--test-batch-size", "64",
+                     cwd=tmp_path / "mnist")
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("Test set: Average loss") == 2
+    assert re.search(r"mnist_main\.py:\d+  `\.item\(\)` 4 times, 2 per pass over the DataLoader", proc.stderr)
+
+
+CPU_ONLY = """\
+import torch
+from torch import nn
+torch.manual_seed(0)
+model = nn.Sequential(nn.Linear(32, 64), nn.ReLU(), nn.Linear(64, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.01)
+x, y = torch.randn(256, 32), torch.randn(256, 1)
+for step in range(60):
+    for i in range(0, 256, 32):
+        opt.zero_grad()
+        loss = ((model(x[i:i + 32]) - y[i:i + 32]) ** 2).mean()
+        loss.backward()
+        opt.step()
+print(round(loss.item(), 4))
+"""
+
+
+def _cpu_seconds(command, cwd) -> tuple[float, str]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    proc = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "OMP_NUM_THREADS": "1"})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    assert proc.returncode == 0, proc.stderr
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), proc.stdout
+
+
+@pytest.mark.slow
+def test_a_script_without_gpu_use_costs_at_most_1_3x_plain_python(tmp_path):
+    script = tmp_path / "cpu_only.py"
+    script.write_text(CPU_ONLY)
+    plain, kata = [], []
+    for _round in range(2):
+        seconds, out_plain = _cpu_seconds([sys.executable, str(script)], tmp_path)
+        plain.append(seconds)
+        seconds, out_kata = _cpu_seconds([sys.executable, "-m", "kata", "run", str(script)], tmp_path)
+        kata.append(seconds)
+        assert out_plain == out_kata, "the same numbers, with or without kata run"
+    ratio = min(kata) / min(plain)
+    print(f"kata run / python, CPU seconds: {min(kata):.2f} / {min(plain):.2f} = {ratio:.2f}")
+    assert ratio <= 1.3, f"kata run took {ratio:.2f}x plain python's CPU time on a script without GPU use"
