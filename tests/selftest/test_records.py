@@ -158,6 +158,18 @@ def out_of_time(test: dict) -> bool:
     return test["status"] != "passed" and any(text in test.get("output", "") for text in said)
 
 
+# Known mistakes whose grader's feedback shows one more cause than a learner's run (PyTorch's two-devices error of
+# another record, as its own block), found by this test and not yet closed (issue #34, part 2): the test holds the
+# list exact, so a new difference fails it, and so does one closed without taking it off.
+FEEDBACK_GAPS = {
+    "sync: the running sums made on the CPU (0-d): CUDA refuses an in-place += of a device tensor",
+    "training: the moved batch thrown away",
+    "training: the model never moved",
+    "training: device=None means the CPU, not the model's device",
+    "training: train moves the batches but not the model",
+}
+
+
 def feedback_causes(feedback: str, exercise: str) -> list[str]:
     """The first line of each block of ``exercise``'s section of a grader's feedback (kata.grading.reports)."""
     label = f"## {curriculum.get(exercise).label}: "
@@ -187,9 +199,11 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
     from kata.grading import runner
 
     subs = hand_ins(tmp_path / "hand-ins", pristine_stubs)
+    mistakes = {(f"mutants-{k}", m["exercise"]): f"{m['exercise']}: {m['mistake']}"
+                for k, bundle in enumerate(bundles()) for m in bundle}
     monkeypatch.setattr(runner, "new_seed", lambda: asking.SEED)
     assert kata("grade", *subs.values(), "--out", tmp_path / "out", "--jobs", "2", "--quiet") == 0
-    differ, stopped, blocks = {}, {}, {}
+    differ, stopped, blocks, compared = {}, {}, {}, set()
     for name, folder in subs.items():
         results = json.loads((tmp_path / "out" / "results" / f"{folder.name}.json").read_text())
         graded = results["tests"]
@@ -203,10 +217,16 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
                 here |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o == "passed"}
                 ran |= {(exercise, n.split("::", 1)[1]) for n, o in seen.outcomes.items() if o != "skipped"}
                 weighed = {(ex, check) for ex, check in every if ex == exercise}
-                if weighed and weighed <= ran - timed and (feedback_causes(results["output"], exercise) !=
-                                                     learner_causes(seen, exercise, every)):
-                    blocks[f"{name}: {exercise}"] = {"graded": feedback_causes(results["output"], exercise),
-                                                     "learner's run": learner_causes(seen, exercise, every)}
+                # The stubs' feedback is left out: a stub's block names no local path there, and an unset constant
+                # reads as a wrong one (the grader's checks never see the module): issue #34's notes.
+                key = mistakes.get((name, exercise), f"{name}: {exercise}")
+                if not (name != "stubs" and weighed and weighed <= ran - timed):
+                    continue
+                compared.add(key)
+                if feedback_causes(results["output"], exercise) != learner_causes(seen, exercise, every):
+                    blocks[key] = {
+                        "graded": feedback_causes(results["output"], exercise),
+                        "learner's run": learner_causes(seen, exercise, every)}
         ran |= {(ex, check) for ex, check in every if not (folder / f"{ex}.py").is_file()}   # not handed in
         ran -= timed   # nor one whose records ran out of the grader's time there
         stopped |= {name: sorted(timed)} if timed else {}
@@ -214,4 +234,7 @@ def test_the_same_checks_pass_here_and_through_kata_grade(pytester, tmp_path, mo
         if mine != theirs:
             differ[name] = {"here only": sorted(mine - theirs), "graded only": sorted(theirs - mine)}
     assert not differ, json.dumps({"differ": differ, "no verdict (out of the grader's time)": stopped}, indent=1)
-    assert not blocks, "the grader's feedback shows other causes than a learner's run:\n" + json.dumps(blocks, indent=1)
+    gaps = FEEDBACK_GAPS & compared   # a gap whose exercise ran out of the grader's time there was not compared
+    assert set(blocks) == gaps, "the grader's feedback shows other causes than a learner's run:\n" + json.dumps(
+        {"new": {k: v for k, v in blocks.items() if k not in gaps},
+         "closed (take them off FEEDBACK_GAPS)": sorted(gaps - set(blocks))}, indent=1)
