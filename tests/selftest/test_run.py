@@ -27,6 +27,12 @@ from kata.project import locate
 
 ROOT = locate().root
 CORPUS = ROOT / "tests" / "corpus"
+
+
+def in_corpus(name: str):
+    """Skip, saying so, where the corpus file ``name`` is not in this checkout (its README says where it comes from)."""
+    return pytest.mark.skipif(not (CORPUS / name).is_file(), reason=f"tests/corpus/{name} is not in this checkout "
+                              "(tests/corpus/README.md says where it comes from)")
 SEED = CORPUS / "seed_note.py"
 # The seed's crash, as a GPU says it.
 NUMPY_ON_CUDA = "TypeError: can't convert cuda:0 device type tensor to numpy. Use Tensor.cpu() to copy the tensor"
@@ -225,8 +231,7 @@ def test_a_cpu_batch_into_a_gpu_model_says_so(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CORPUS / "ch14_part2.py").is_file(), reason="tests/corpus/ch14_part2.py is not in this "
-                    "checkout (tests/corpus/README.md says where it comes from)")
+@in_corpus("ch14_part2.py")
 def test_the_books_chapter_14_runs_as_on_a_gpu(tmp_path, celeba):
     (tmp_path / "ch14" / "models").mkdir(parents=True)
     (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
@@ -269,8 +274,7 @@ def test_the_seeds_code_as_a_notebook_names_the_cell_and_line(tmp_path, celeba):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CORPUS / "ch14_part2.ipynb").is_file(), reason="tests/corpus/ch14_part2.ipynb is not in "
-                    "this checkout (tests/corpus/README.md says where it comes from)")
+@in_corpus("ch14_part2.ipynb")
 def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
     (tmp_path / "ch14" / "models").mkdir(parents=True)
     (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
@@ -315,8 +319,7 @@ def _fake_mnist(root: Path, n_train=256, n_test=128) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not (CORPUS / "mnist_main.py").is_file(), reason="tests/corpus/mnist_main.py is not in this "
-                    "checkout (tests/corpus/README.md says where it comes from)")
+@in_corpus("mnist_main.py")
 def test_pytorch_examples_mnist_runs_with_its_own_arguments(tmp_path):
     _fake_mnist(tmp_path / "data")
     (tmp_path / "mnist").mkdir()
