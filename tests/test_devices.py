@@ -207,11 +207,12 @@ def test_float_changes_the_dtype_never_the_device(devices):
 
 
 def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
+    call = f"to_device(obj, {_(META)})"
     for case in devices.cases("to_device_nest"):
         (obj,), found = case.args, case.answer
         for path, old, new in same_shape(obj, found["out"]):   # each tensor moved, of its shape and dtype
             if not (isinstance(new, torch.Tensor) and new.device.type == ELSEWHERE.type):
-                fail_if(say(NOT_MOVED, call=f"to_device(obj, {_(META)})", path=path, value=describe(new)))
+                fail_if(say(NOT_MOVED, call=call, path=path, value=describe(new)))
             assert new.shape == old.shape and new.dtype == old.dtype, say(
                 "a tensor changed its shape or dtype on the way: t.to(device) keeps both\n"
                 "  {path} was {old} of {old_dtype}, it became {new} of {new_dtype}",
@@ -380,7 +381,8 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
                                              device=accelerator))
         for path, _old, new in same_shape(obj, found["moved"], others=False):
             if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
-                fail_if(say(NOT_MOVED, call=f"to_device(obj, {accelerator})", path=path, value=describe(new)))
+                call = f"to_device(obj, {accelerator})"
+                fail_if(say(NOT_MOVED, call=call, path=path, value=describe(new)))
         for path, old, new in same_shape(obj, found["plain"], others=False):
             fail_if(plain_problem(say("{path}, moved to {device},", path=path, device=accelerator), old, new))
 
