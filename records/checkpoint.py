@@ -62,7 +62,6 @@ def tagged(path, model, optimizer) -> dict:
         seen: list[str] = []
         torch.load(source, weights_only=True, map_location=lambda storage, location: seen.append(location) or storage)
         return sum(t != "cpu" for t in seen)
-
     buffer, read = io.BytesIO(), held(path)
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
     buffer.seek(0)
@@ -70,18 +69,16 @@ def tagged(path, model, optimizer) -> dict:
             "devices": sorted({str(p.device) for p in model.parameters()})}
 
 
-def cpu(x):
-    """``x`` with each tensor in its dicts and lists a CPU copy."""
+def cpu(x):   # each tensor in x's dicts and lists as a CPU copy
     if isinstance(x, dict):
         return {k: cpu(v) for k, v in x.items()}
     return [cpu(v) for v in x] if isinstance(x, list) else host(x)
 
 
 def filled(model, adam) -> dict:
-    """What a load left in ``model`` and its ``adam``: the model's state and devices; the optimizer's state;
-    ``replaced``: the names of the model's parameters that ``adam``, built on the model before the load, does not hold
-    (Parameter objects the load put in place of the model's own); ``placement``: per parameter of ``adam``, in its
-    order, the parameter's device and the device of each of its state tensors shaped like it."""
+    """What a load left in ``model`` and ``adam`` (built on it before the load): the model's state and devices, the
+    optimizer's state, ``replaced`` (the model's parameters ``adam`` does not hold: Parameter objects the load put in
+    place of its own) and ``placement`` (per parameter of ``adam``: its device, and its same-shaped state tensors')."""
     params = [p for group in adam.param_groups for p in group["params"]]
     return {"state": cpu(dict(model.state_dict())), "optimizer": cpu(adam.state_dict()),
             "devices": sorted({p.device.type for p in model.parameters()}),

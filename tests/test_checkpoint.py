@@ -147,18 +147,15 @@ def step_problem(found: dict, call: str, before=None) -> str | None:
     fail and a load without a device (``before``: where the model was) left the model elsewhere, that says why."""
     if found.get("step_error") is None:
         return None
-    return ((before is not None and devices_problem(found["devices"], before.type, lessons.LOAD_DEVICE_NONE, call,
-                                                    before))
-            or placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"]))
+    left = devices_problem(found["devices"], before.type, lessons.LOAD_DEVICE_NONE, call, before) if before else None
+    return left or placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"])
 
 
 def restored_problem(seed, found: dict, call: str, atol=0.0, placed=True, before=None) -> str | None:
     """After the load: the states as saved; where ``placed``, :func:`placement_problem`; the model's own Parameter
     objects kept, those the optimizer holds (before the next steps, which would update others); :func:`step_problem`."""
-    at_save, optimizer_at_save, _uninterrupted = run(seed)
-    return (model_problem(found["state"], at_save, call, atol)
-            or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, atol,
-                                    call=call)
+    return (model_problem(found["state"], run(seed)[0], call, atol)
+            or optimizer_difference(found["optimizer"], run(seed)[1], lessons.LOAD_OPTIMIZER_STATE, atol, call=call)
             or (placement_problem(found, call) if placed else None)
             or (say(lessons.LOAD_REPLACED_PARAMETERS, call=call, names=", ".join(found["replaced"]))
                 if found["replaced"] else None)
@@ -191,9 +188,8 @@ def file_part(checkpoint, part: str, kind="floats", record="run", device=None):
     """The part of the file a check reads, as it was saved (the run's states, the epoch, the histories)."""
     __tracebackhide__ = True
     if part == "history" and kind != "floats":   # a file refused for the history's entries, saved as given
-        refused = answer(checkpoint, record, kind)[1]["read"]
-        fail_if(history_refused(refused, history_of(kind, device), answer(checkpoint, record, "floats")[1]["read"],
-                                "run.pt"))
+        fail_if(history_refused(answer(checkpoint, record, kind)[1]["read"], history_of(kind, device),
+                                answer(checkpoint, record, "floats")[1]["read"], "run.pt"))
     (seed, epoch, _kind), found = written(checkpoint, record, kind)
     fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, history_of(kind, device), parts=(part,)))
 
@@ -311,9 +307,8 @@ def laptop(accelerator):
 
 
 def opened(checkpoint, accelerator):
-    """(seed, epoch, the calls of load_checkpoint made, what the laptop found) for a file saved on the accelerator
-    that holds the contract's checkpoint, as it was saved there (the outcome, a failure or a skip included, is both
-    laptop checks')."""
+    """(seed, epoch, the calls made, what the laptop found) for a file saved on the accelerator that holds the
+    contract's checkpoint as it was saved there (the outcome, a failure or a skip included, is both laptop checks')."""
     __tracebackhide__ = True
     (seed, epoch, calls), found = written(checkpoint, "laptop", None, whole=True, atol=ATOL, name="from-the-gpu.pt")
     fail_if(moved_problem(found["tags"], found["want"], accelerator))
