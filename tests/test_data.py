@@ -146,7 +146,6 @@ HAS_OTHER = N_("{which} has {yours} where the book has {books}")
 HAS_EXTRA = N_("{which} has {step}, which the book's Compose has not")
 HAS_BEFORE = N_("{which} has {early} before {late}; the book's Compose has them the other way round")
 
-CROPS = ("RandomCrop", "CenterCrop")
 SIZED = re.compile(r"\((\[\d+, \d+\]|\d+)")   # a step's size, its first argument
 RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each step's rule (ToTensor's: below)
 
@@ -154,7 +153,7 @@ RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each 
 def role(step: str) -> str:
     """What a step is for: the crop (either kind), else its class."""
     kind = step.split("(", 1)[0]
-    return "crop" if kind in CROPS else kind
+    return "crop" if kind in ("RandomCrop", "CenterCrop") else kind
 
 
 def size_of(step: str) -> str | None:
@@ -232,9 +231,8 @@ def learners_problem(data, which: str) -> str | None:
 @pytest.mark.parametrize("which", BOOK)
 def test_transform_is_the_books_compose(data, which):
     found = data.answer("transforms", which)
-    assert "steps" in found, say(
-        "{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
-        "{value}", which=which, value=describe(made(found.get("value"))))
+    assert "steps" in found, say("{which}() must return one transforms.Compose([...]) chaining the book's steps\n"
+                                 "  it returned {value}", which=which, value=describe(made(found.get("value"))))
     fail_if(pipeline_problem(found["steps"], which))
 
 
@@ -451,9 +449,8 @@ def the_splits(data, *checked):
 def test_load_splits_sizes_and_first_items(data):
     case, found = the_splits(data)
     for name, one, n in zip(SPLITS, found, case.args[:2]):
-        assert one["subset"], say(
-            "the {name} set is a {kind}; the book takes the first n images with "
-            "torch.utils.data.Subset(ds, torch.arange(n))", name=name, kind=one["kind"])
+        assert one["subset"], say("the {name} set is a {kind}; the book takes the first n images with "
+                                  "torch.utils.data.Subset(ds, torch.arange(n))", name=name, kind=one["kind"])
         assert one["len"] == n, say("the {name} set has {size} images, asked for the first {n}", name=name,
                                     size=one["len"], n=n)
         fail_if(first_items_problem(one["indices"], n, name))
@@ -471,7 +468,6 @@ FIRST_ITEMS = N_("the train and valid subsets hold the FIRST n images of their s
 
 
 def first_items_problem(indices, n, name) -> str | None:
-    """FIRST_ITEMS when a Subset's ``indices`` are not the first ``n`` items of its split (else None)."""
     return None if indices == list(range(n)) else say(FIRST_ITEMS, name=name, items=indices[:12], last=n - 1)
 
 
@@ -536,10 +532,9 @@ def test_load_splits_augments_only_the_training_split(data, celeba_root):
             same = all(same_pixels(got, run(BOOK["eval_transform"], image, seed))
                        for got, seed in zip(one["outs"], seeds))
         with premise_first(lambda i=i: splits_problem(data, i)):
-            assert same, say(
-                "the {name} split's transform is not the book's {transform}: random augmentation on training "
-                "images only, the centre crop on valid and test", name=name,
-                transform="train_transform()" if name == "train" else "eval_transform()")
+            assert same, say("the {name} split's transform is not the book's {transform}: random augmentation on "
+                             "training images only, the centre crop on valid and test", name=name,
+                             transform="train_transform()" if name == "train" else "eval_transform()")
 
 
 REFUSE = N_("load_splits must raise ValueError when asked for more images than a split has, saying how many it has "
@@ -588,9 +583,8 @@ def test_load_splits_passes_on_a_missing_dataset_error(data):
 
 def test_make_loaders_default_batch_size_is_32(data):
     sizes = [made(size) for size in load(data, data.cases("loaders")[0])]
-    assert sizes == [32, 32, 32], say(
-        "make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
-        "def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
+    assert sizes == [32, 32, 32], say("make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches "
+                                      "by 32: def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
 
 
 def test_make_loaders_batches_every_image_once(data):
@@ -606,21 +600,18 @@ def test_make_loaders_batches_every_image_once(data):
             "{name} gave batches of {sizes} for {n} images with batch_size=8; every image once, "
             "the last batch may be smaller (drop_last=False, the default)", name=name, sizes=sizes, n=n)
         images, labels = one["first"]
-        assert images == 8 and labels == 8, say(
-            "{name} gave a first batch of {images} images and {labels} labels with batch_size=8", name=name,
-            images=images, labels=labels)
+        assert images == 8 and labels == 8, say("{name} gave a first batch of {images} images and {labels} labels "
+                                                "with batch_size=8", name=name, images=images, labels=labels)
         check_tensor_image(one["x"], say("an image of {name}", name=name), lambda i=i: splits_problem(data, i))
 
 
 def test_only_the_training_loader_shuffles(data):
     found = load(data, data.cases("loaders")[2])
-    assert found["random"], _(
-        "train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each epoch sees "
-        "the training images in a new order")
+    assert found["random"], _("train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each "
+                              "epoch sees the training images in a new order")
     for name, sequential in zip(("valid_dl", "test_dl"), found["sequential"]):
-        assert sequential, say(
-            "{name} shuffles; only the training loader does (the scores don't depend on order, and a "
-            "fixed order makes runs comparable)", name=name)
+        assert sequential, say("{name} shuffles; only the training loader does (the scores don't depend on order, "
+                               "and a fixed order makes runs comparable)", name=name)
     for label in found["label"]:
         fail_if(item_label_problem(data, label, _("train_dl's first label")))
     assert found["orders"] > 1, _("four passes over train_dl gave the labels in the same order: it does not shuffle")
