@@ -225,13 +225,14 @@ def evaluate_problem(training, found, want=None, rel=1e-5) -> str | None:
     mean of the batches its log shows, then (given ``want``) other numbers."""
     result = found["result"]
     problem = traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
-    if problem is None:
-        problem = means_pair_problem(measures(Log.of(found["log"]), "valid", N_VALID), _(EVALUATE_LOSS), result[0],
-                                     _(EVALUATE_ACCURACY), result[1])
-    if problem is None and want is not None and tuple(result) != (pytest.approx(want[0], rel=rel),
-                                                                  pytest.approx(want[1])):
-        return say(EVALUATE_MEASURES, got=tuple(result), want=want)
-    return problem
+    if problem is not None:
+        return problem
+    m = measures(Log.of(found["log"]), "valid", N_VALID)
+    problem = means_pair_problem(m, _(EVALUATE_LOSS), result[0], _(EVALUATE_ACCURACY), result[1])
+    if problem is not None or want is None:
+        return problem
+    book = (pytest.approx(want[0], rel=rel), pytest.approx(want[1]))
+    return None if tuple(result) == book else say(EVALUATE_MEASURES, got=tuple(result), want=want)
 
 
 def measured_wrong(log, history, epochs) -> str | None:
