@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from kata.records import BEHAVIOUR, CONSTANT, SHAPE, WORK, context, record
-from kata.records.doubles import HalfModel, graphs_held, host, locals_at_return, tiny_seeds, tiny_setup
+from kata.records.doubles import HalfModel, graphs_held, locals_at_return, placed, tiny_seeds, tiny_setup
 
 
 def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, **sizes):
@@ -27,8 +27,7 @@ def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, *
     spy = locals_at_return(Path(code.co_filename).parent) if graphs and code else contextlib.nullcontext({})
     with log.watching(model), spy as kept:
         result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
-    found = {"result": result, "log": log.data(), "after": [host(p) for p in model.parameters()],
-             "devices": sorted({p.device.type for p in model.parameters()})}
+    found = placed(model, {"result": result, "log": log.data()})
     return {**found, "graphs": graphs_held(kept)} if graphs else found
 
 

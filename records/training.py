@@ -11,17 +11,12 @@ from torch import nn
 
 from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, caught, context, record
 from kata.records.declared import read
-from kata.records.doubles import HalfModel, host, tiny_seeds, tiny_setup
+from kata.records.doubles import HalfModel, placed, tiny_seeds, tiny_setup
 
 SIZES = st.tuples(st.integers(1, 12), st.integers(1, 5), st.integers(1, 3), st.integers(0, 99))  # n, batch, epochs
 MEASURED = {"one epoch": dict(epochs=1), "three epochs": dict(epochs=3), "last validation": dict(epochs=2),
             "last validation, then evaluate": dict(epochs=2, evaluate=True), "one half": dict(epochs=1, half=True),
             "one half, then evaluate": dict(epochs=1, half=True, evaluate=True)}
-
-
-def placed(model, found: dict) -> dict:
-    return {**found, "after": [host(p) for p in model.parameters()],
-            "devices": sorted({p.device.type for p in model.parameters()})}
 
 
 def ran(training, seed, epochs=0, half=False, to="cpu", evaluate=False, **kwargs):

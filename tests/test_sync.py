@@ -22,8 +22,8 @@ import pytest
 import torch
 
 from kata.checks import lessons
-from kata.checks.book import book_epoch
-from kata.checks.loop import graph_kept, loss_function_problem, means_problem, measures, training_problem
+from kata.checks.book import book_epoch, same_weights
+from kata.checks.loop import graph_kept, loss_function_problem, means_pair_problem, measures, training_problem
 from kata.checks.messages import describe, device_type, explained_learner_errors, fail_if, premise_first
 from kata.i18n import N_, _, say
 from kata.records.doubles import N_TRAIN, HostBatch, Log, tiny_data, tiny_setup
@@ -102,16 +102,11 @@ def book_result(seed):
     return model, book_epoch(model, train_dl, torch.optim.Adam(model.parameters(), lr=0.001))
 
 
-def same_weights(after, b, atol=1e-6) -> bool:
-    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(after, b.parameters()))
-
-
 def measured_wrong(log, loss, accuracy) -> str | None:
     """The message when the epoch's mean loss or accuracy is not the per-sample mean of what the
     model saw and the loop backpropagated (the averaging alone), or None."""
     m = measures(log, "train", N_TRAIN, use_backward=True)
-    return (loss_function_problem(log) or means_problem(m, "mean_loss", loss, "loss")
-            or means_problem(m, "accuracy", accuracy, "accuracy"))
+    return loss_function_problem(log) or means_pair_problem(m, "mean_loss", loss, "accuracy", accuracy)
 
 
 def book_numbers_problem(sync) -> str | None:

@@ -25,9 +25,9 @@ import torch
 
 import kata.checks.book
 from kata.checks import lessons
-from kata.checks.book import book_epoch
+from kata.checks.book import book_epoch, same_weights
 from kata.checks.declared import losses_problem, optimizers_problem
-from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
+from kata.checks.loop import loss_function_problem, means_pair_problem, means_problem, measures, training_problem
 from kata.checks.messages import (
     describe,
     device_type,
@@ -210,10 +210,6 @@ def close(got, want) -> bool:
     return all(g == pytest.approx(w, rel=1e-5, abs=1e-7) for gh, wh in zip(got, want) for g, w in zip(gh, wh))
 
 
-def same_weights(after, b, atol=1e-6) -> bool:
-    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(after, b.parameters()))
-
-
 def book_measures(seed, after=()):
     """The book's (loss, accuracy) on its validation set of the tiny model of ``seed``, with the weights ``after``."""
     model, _train_dl, valid_dl, _log = setup(seed=seed)
@@ -223,6 +219,22 @@ def book_measures(seed, after=()):
         return book_epoch(model.eval(), valid_dl)
 
 
+def evaluate_problem(training, found, want=None, rel=1e-5) -> str | None:
+    """Why evaluate's result in ``found`` is not the book's measures ``want`` (None: it is): a value that is not a
+    Python float (led by the seed's crash where the same code meets it), an averaging that is not the per-sample
+    mean of the batches its log shows, then (given ``want``) other numbers."""
+    result = found["result"]
+    problem = traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result))))
+    if problem is not None:
+        return problem
+    m = measures(Log.of(found["log"]), "valid", N_VALID)
+    problem = means_pair_problem(m, _(EVALUATE_LOSS), result[0], _(EVALUATE_ACCURACY), result[1])
+    if problem is not None or want is None:
+        return problem
+    book = (pytest.approx(want[0], rel=rel), pytest.approx(want[1]))
+    return None if tuple(result) == book else say(EVALUATE_MEASURES, got=tuple(result), want=want)
+
+
 def measured_wrong(log, history, epochs) -> str | None:
     """The message when an entry of ``history`` is not the per-sample mean of the batches the model
     saw in its epoch (the training loss: of the losses the loop backpropagated), or None."""
@@ -230,11 +242,10 @@ def measured_wrong(log, history, epochs) -> str | None:
         return _(lessons.NO_VALIDATION)
     problem = loss_function_problem(log)   # then no measure can be told from the model's probabilities
     for epoch in range(epochs if problem is None else 0):
-        for index, phase, n in ((0, "train", N_TRAIN), (2, "train", N_TRAIN), (1, "valid", N_VALID),
-                                (3, "valid", N_VALID)):
-            m = measures(log, phase, n, epoch, math.ceil(n / BATCH), use_backward=index == 0)
-            what = "loss" if index < 2 else "accuracy"
-            problem = problem or means_problem(m, f"{HISTORY_NAMES[index]}[{epoch}]", history[index][epoch], what)
+        for loss, accuracy, phase, n in ((0, 2, "train", N_TRAIN), (1, 3, "valid", N_VALID)):
+            m = measures(log, phase, n, epoch, math.ceil(n / BATCH), use_backward=phase == "train")
+            problem = problem or means_pair_problem(m, f"{HISTORY_NAMES[loss]}[{epoch}]", history[loss][epoch],
+                                                    f"{HISTORY_NAMES[accuracy]}[{epoch}]", history[accuracy][epoch])
     return problem
 
 
@@ -351,16 +362,9 @@ def test_last_validation_entry_equals_evaluate_of_the_final_model(training):
         fail_if(problem)
     if not log.forwards("valid"):
         fail_if(_(lessons.NO_VALIDATION))
-    want = book_measures(seed, found["after"])
     evaluated = answered(training, ("measured", "last validation, then evaluate"))[1]   # evaluate of the final model
-    result = evaluated["result"]
-    fail_if(traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))))
-    got_loss, got_acc = result
-    m = measures(Log.of(evaluated["log"]), "valid", N_VALID)
-    fail_if(means_problem(m, _(EVALUATE_LOSS), got_loss, "loss") or means_problem(m, _(EVALUATE_ACCURACY), got_acc,
-                                                                                   "accuracy"))
-    if (got_loss, got_acc) != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
-        fail_if(say(EVALUATE_MEASURES, got=(got_loss, got_acc), want=want))
+    fail_if(evaluate_problem(training, evaluated, book_measures(seed, found["after"])))
+    got_loss, got_acc = evaluated["result"]
     assert (history[1][-1], history[3][-1]) == (pytest.approx(got_loss, rel=1e-5), pytest.approx(got_acc)), say(
         "validate after the epoch's training, on valid_dl, with the model as it is then\n"
         "  the last epoch reports validation loss {loss:.6f} and accuracy {accuracy:.4f}, but "
@@ -389,13 +393,7 @@ def test_evaluate_returns_the_books_measures_as_floats_without_training(training
     result, log = found["result"], Log.of(found["log"])
     assert isinstance(result, tuple) and len(result) == 2, say(
         "evaluate returns a tuple (loss, accuracy)\n  it returned {result}", result=describe(result))
-    fail_if(traced(training, value_problem(dict(zip((_(EVALUATE_LOSS), _(EVALUATE_ACCURACY)), result)))))
-    m = measures(log, "valid", N_VALID)
-    fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
-            or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
-    want = book_measures(seed, found["after"])
-    if result != (pytest.approx(want[0], rel=1e-5), pytest.approx(want[1])):
-        fail_if(say(EVALUATE_MEASURES, got=result, want=want))
+    fail_if(evaluate_problem(training, found, book_measures(seed, found["after"])))
     assert all(torch.equal(p, q) for p, q in zip(setup(seed=seed)[0].parameters(), found["after"])), _(
         "evaluate changed the weights: it only measures (no optimizer, no backward)")
     assert log.calls, _("evaluate must run the model on the batches of dl")
@@ -419,20 +417,14 @@ def test_a_probability_of_one_half_counts_as_a_smile(training):
                             ("evaluate(model, valid_dl)", result[1], "valid")):
         if got == pytest.approx(ones[phase]):
             continue
-        if got == pytest.approx(1 - ones[phase]):    # every 0.5 taken for a 0
-            fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
-        if who.startswith("train"):   # another cause: said as the other checks say it
-            fail_if(measured_wrong(Log.of(found["log"]), history, 1))
-        else:
-            fail_if(means_problem(measures(Log.of(evaluated["log"]), "valid", N_VALID), _(EVALUATE_ACCURACY), got,
-                                  "accuracy"))
+        if got != pytest.approx(1 - ones[phase]):    # not every 0.5 taken for a 0: another cause, as the others say it
+            fail_if(measured_wrong(Log.of(found["log"]), history, 1) if who.startswith("train") else means_problem(
+                measures(Log.of(evaluated["log"]), "valid", N_VALID), _(EVALUATE_ACCURACY), got, "accuracy"))
         fail_if(say(lessons.ACCURACY_AT_ONE_HALF, who=_(who), got=f"{got:.4f}", share=f"{ones[phase]:.4f}"))
 
 
 def test_trains_the_books_cnn_on_a_real_dataloader(training):
-    history = answered(training, training.cases("on_celeba")[0], 1)[1]   # on the records' CelebA
-    check_history_shape(history, 1, training)
-    as_floats(history)
+    check_history_shape(answered(training, training.cases("on_celeba")[0], 1)[1], 1, training)  # on the records' CelebA
 
 
 # --- on an accelerator (real CUDA, MPS, or the simulated one) -------------------
@@ -440,8 +432,7 @@ def test_trains_the_books_cnn_on_a_real_dataloader(training):
 
 @pytest.mark.cuda
 def test_training_on_the_accelerator_keeps_float_histories(training, accelerator):
-    check_history_shape(answered(training, ("on_accelerator", "two epochs"), 2, accelerator)[1]["history"], 2,
-                        training)
+    histories(training, "on_accelerator", "two epochs", 2, accelerator)
 
 
 @pytest.mark.cuda
@@ -495,12 +486,8 @@ def test_device_none_trains_where_the_model_already_is(training, accelerator):
 @pytest.mark.cuda
 def test_evaluate_on_the_accelerator_returns_floats(training, accelerator):
     seed, found = answered(training, ("measured_on_accelerator", "evaluate"), device=accelerator)
-    result = found["device"]["result"]
-    fail_if(traced(training, value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})))
-    m = measures(Log.of(found["device"]["log"]), "valid", N_VALID)
-    fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
-            or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
-    want = book_measures(seed)
+    result, want = found["device"]["result"], book_measures(seed)
+    fail_if(evaluate_problem(training, found["device"]))
     if result == (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
         return
     # What is wrong on the CPU too is said as the CPU's check says it: the device is not the cause.
@@ -518,15 +505,9 @@ def test_evaluate_moves_the_model_to_the_given_device(training, accelerator):
     # A model that lives elsewhere than the device given (here the CPU, the device the accelerator):
     # evaluate moves it there first, in place, and measures it there as on the CPU.
     seed, found = answered(training, ("measured_on_accelerator", "evaluate moves"), device=accelerator)
-    want = book_measures(seed)
     call = f"evaluate(model, dl, device={accelerator})"
-    after, result = set(found["devices"]), found["result"]   # (its error, where it left the model, untold)
+    after = set(found["devices"])   # (its error, where it left the model, untold)
     if after != {accelerator.type}:
         fail_if(_(MODEL_NOT_MOVED_FIRST) + "\n" + say(MODEL_NOT_MOVED, call=call, before="cpu",
                                                       after=", ".join(sorted(after))))
-    fail_if(traced(training, value_problem({_(EVALUATE_LOSS): result[0], _(EVALUATE_ACCURACY): result[1]})))
-    if tuple(result) != (pytest.approx(want[0], rel=1e-4), pytest.approx(want[1])):
-        m = measures(Log.of(found["log"]), "valid", N_VALID)
-        fail_if(means_problem(m, _(EVALUATE_LOSS), result[0], "loss")
-                or means_problem(m, _(EVALUATE_ACCURACY), result[1], "accuracy"))
-        fail_if(say(EVALUATE_MEASURES, got=tuple(result), want=want))
+    fail_if(evaluate_problem(training, found, book_measures(seed), rel=1e-4))

@@ -15,7 +15,7 @@ from kata.data.layout import SMILING
 from kata.records.history import History
 
 __all__ = ["BOOK_LAYERS", "BOOK_PARAMETERS", "CROP", "IMAGE", "book_cnn", "book_epoch", "book_eval_transform",
-           "book_train", "book_train_candidates", "book_train_transform", "smile_of"]
+           "book_train", "book_train_candidates", "book_train_transform", "same_weights", "smile_of"]
 
 CROP = [178, 178]   # CelebA's aligned faces are 178 wide: a square crop of that side
 IMAGE = [64, 64]    # what the CNN sees
@@ -92,6 +92,11 @@ def book_epoch(model, dl, optimizer=None, loss_fn=None, zero_grad=True, device="
         total_loss += loss.item() * y.size(0)
         total_correct += ((pred >= 0.5).float() == y).float().sum().item()
     return total_loss / len(dl.dataset), total_correct / len(dl.dataset)
+
+
+def same_weights(after, model: nn.Module, atol: float = 1e-6) -> bool:
+    """Whether the weights ``after`` (a record's, in order) are ``model``'s parameters, wherever either lives."""
+    return all(torch.allclose(p.detach().cpu(), q.detach().cpu(), atol=atol) for p, q in zip(after, model.parameters()))
 
 
 def book_train(model, epochs, train_dl, valid_dl, lr=0.001, loss_fn=None, zero_grad=True):

@@ -25,8 +25,8 @@ from kata.checks import lessons
 from kata.i18n import _, say
 from kata.records.doubles import Event, Log
 
-__all__ = ["BOOK_LR", "Measures", "graph_kept", "loss_function_problem", "means_problem", "measures",
-           "training_problem"]
+__all__ = ["BOOK_LR", "Measures", "graph_kept", "loss_function_problem", "means_pair_problem", "means_problem",
+           "measures", "training_problem"]
 
 BOOK_LR = 0.001
 
@@ -245,6 +245,11 @@ def means_problem(m: Measures, name: str, got: float, what: str) -> str | None:
         if _close(got, value) and not _close(value, m.accuracy):
             return f"{_(lessons.ACCURACY_NOT_A_SHARE)}\n{say(line, want=m.accuracy, **values)}"
     return say(lessons.ACCURACY_UNEXPLAINED, want=m.accuracy, **values)
+
+
+def means_pair_problem(m: Measures, loss_name: str, loss: float, accuracy_name: str, accuracy: float) -> str | None:
+    """means_problem of an epoch's loss, then of its accuracy (each named as the message shows it)."""
+    return means_problem(m, loss_name, loss, "loss") or means_problem(m, accuracy_name, accuracy, "accuracy")
 
 
 # --- autograd graphs kept alive by the learner's running sums -----------------------
