@@ -12,7 +12,7 @@ import torch
 from torch import nn
 
 from kata.records import BEHAVIOUR, CONSTANT, SHAPE, WORK, context, record
-from kata.records.doubles import HalfModel, graphs_held, locals_at_return, placed, tiny_seeds, tiny_setup
+from kata.records.doubles import HalfModel, graphs_held, locals_at_return, tiny_seeds, tiny_setup, with_weights
 
 
 def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, **sizes):
@@ -27,7 +27,7 @@ def epoch(sync, seed, device=None, model=None, eval_first=False, graphs=False, *
     spy = locals_at_return(Path(code.co_filename).parent) if graphs and code else contextlib.nullcontext({})
     with log.watching(model), spy as kept:
         result = sync.train_epoch(model, dl, nn.BCELoss(), optimizer, device)
-    found = placed(model, {"result": result, "log": log.data()})
+    found = with_weights(model, {"result": result, "log": log.data()})
     return {**found, "graphs": graphs_held(kept)} if graphs else found
 
 

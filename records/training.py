@@ -11,7 +11,7 @@ from torch import nn
 
 from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, SHAPE, SOURCE, WORK, caught, context, record
 from kata.records.declared import read
-from kata.records.doubles import HalfModel, placed, tiny_seeds, tiny_setup
+from kata.records.doubles import HalfModel, tiny_seeds, tiny_setup, with_weights
 
 SIZES = st.tuples(st.integers(1, 12), st.integers(1, 5), st.integers(1, 3), st.integers(0, 99))  # n, batch, epochs
 MEASURED = {"one epoch": dict(epochs=1), "three epochs": dict(epochs=3), "last validation": dict(epochs=2),
@@ -28,7 +28,7 @@ def ran(training, seed, epochs=0, half=False, to="cpu", evaluate=False, **kwargs
         if evaluate or not epochs:
             log.events.clear()
             found["result"] = training.evaluate(model, valid_dl, **({} if epochs else kwargs))
-    return placed(model, {**found, "log": log.data()})
+    return with_weights(model, {**found, "log": log.data()})
 
 
 @record(lambda draw: tiny_seeds(draw, *MEASURED, "evaluate"), rests=(WORK, BEHAVIOUR))
@@ -111,11 +111,11 @@ def measured_on_accelerator(training, seed, kind):
                 "cpu": ran(training, seed, **on_both)}
     model, _train_dl, valid_dl, log = tiny_setup(seed=seed)
     try:
-        return placed(model, {"result": training.evaluate(model, valid_dl, device=acc), "log": log.data()})
+        return with_weights(model, {"result": training.evaluate(model, valid_dl, device=acc), "log": log.data()})
     except (TypeError, RuntimeError, ValueError) as exc:   # what the check explains (PyTorch's device errors)
         if isinstance(exc, NotImplementedError) or {p.device.type for p in model.parameters()} == {acc.type}:
             raise
-        return placed(model, {"result": None, "log": log.data(), "raised": caught(exc, training)})
+        return with_weights(model, {"result": None, "log": log.data(), "raised": caught(exc, training)})
 
 
 @record(rests=SOURCE)

@@ -30,8 +30,9 @@ from torch.utils.data import TensorDataset
 from kata.records.history import HISTORY, History
 
 __all__ = ["BATCH", "MORE", "N_TRAIN", "N_VALID", "Event", "HalfModel", "HostBatch", "Loader", "Log",
-           "fixed_batches", "graphs_held", "history_of", "host", "locals_at_return", "placed", "replay",
-           "tiny_data", "tiny_model", "tiny_run", "tiny_seeds", "tiny_setup", "train_batches", "watch_model"]
+           "fixed_batches", "graphs_held", "history_of", "host", "locals_at_return", "replay",
+           "tiny_data", "tiny_model", "tiny_run", "tiny_seeds", "tiny_setup", "train_batches", "watch_model",
+           "with_weights"]
 
 N_TRAIN, N_VALID, BATCH = 10, 7, 4  # batches of 4, 4, 2 and 4, 3: per-sample and per-batch means differ
 MORE = 2   # the epochs a tiny run resumed from a checkpoint trains on (the checkpoint's records and checks)
@@ -138,7 +139,7 @@ def host(t):
     return torch.empty(t.shape, dtype=t.dtype).copy_(t.detach()).as_subclass(torch.Tensor)
 
 
-def placed(model: nn.Module, found: dict) -> dict:
+def with_weights(model: nn.Module, found: dict) -> dict:
     """A record's ``found``, with the weights ``model`` holds now (on the host) and the devices they are on."""
     return {**found, "after": [host(p) for p in model.parameters()],
             "devices": sorted({p.device.type for p in model.parameters()})}
