@@ -45,10 +45,9 @@ def kinds_in(history) -> str:
     """What each list of a history holds, in words."""
     def kind(v):
         if isinstance(v, torch.Tensor):
-            values = dict(dims=v.dim(), dtype=str(v.dtype).removeprefix("torch."), device=v.device)
-            if v.requires_grad:
-                return say("{dims}-d {dtype} tensors on {device}, requires_grad=True", **values)
-            return say("{dims}-d {dtype} tensors on {device}", **values)
+            template = (N_("{dims}-d {dtype} tensors on {device}, requires_grad=True") if v.requires_grad
+                        else N_("{dims}-d {dtype} tensors on {device}"))
+            return say(template, dims=v.dim(), dtype=str(v.dtype).removeprefix("torch."), device=v.device)
         if isinstance(v, np.generic):
             return say("NumPy {type} scalars", type=type(v).__name__)
         return say("Python {type}s", type=type(v).__name__)
@@ -123,7 +122,7 @@ def seeds_crash(plotting) -> str | None:
     return None
 
 
-def crashed(found, who, history, sandbox="plot_history(history)", plotting=None):
+def crashed(found, who, history, plotting, sandbox="plot_history(history)"):
     """Fail as the learner's code did (found["failed"]), or for a refused call it carried on after (found["calls"]).
     A tensor that requires grad refused where the same code meets the seed's crash on the accelerator (``plotting``:
     its answers) reads as the seed's crash: one cause, the entries handed to NumPy as they are."""
@@ -135,7 +134,7 @@ def crashed(found, who, history, sandbox="plot_history(history)", plotting=None)
             template = OPENS_A_WINDOW if failed["blocked"] == "plt.show(block=False)" else WAITS
             raise AssertionError(say(template, who=sandbox, name=failed["blocked"]) + (f"\n  {line}" if line else ""))
         text, refusal = failed["text"], refusal_of(failed)
-        if refusal == "grad" and plotting is not None and (there := seeds_crash(plotting)):
+        if refusal == "grad" and (there := seeds_crash(plotting)):
             cause = _(NUMPY_LESSONS["device"]) + "\n" + there
         elif refusal is not None:
             cause = _(NUMPY_LESSONS[refusal])
@@ -184,7 +183,7 @@ def drawn(plotting, case, history=None):
     """A case of plot_history: (its values, its history, its answer), failing as the learner's code did."""
     __tracebackhide__ = True
     history = case.args[2] if history is None else history
-    crashed(case.answer, "plot_history(history)", history, plotting=plotting)
+    crashed(case.answer, "plot_history(history)", history, plotting)
     return case.args[1], history, case.answer
 
 
@@ -231,21 +230,13 @@ def panels(fig, who, live=False):
     return left, right
 
 
-def labelled(ax) -> dict:
-    """{label: [its lines]} of one panel."""
-    lines = {}
-    for line in ax["lines"]:
-        lines.setdefault(line["label"], []).append(line)
-    return lines
-
-
 def panel_order(fig, who, live=False):
     """(left axes, right axes), neither holding a curve of the other panel."""
     __tracebackhide__ = True
     axes = panels(fig, who, live)
     for ax, panel in zip(axes, PANELS):
         other = "accuracy" if panel == "loss" else "loss"
-        strays = [label for label in PANELS[other] if label in labelled(ax)]
+        strays = [label for label in PANELS[other] if label in {line["label"] for line in ax["lines"]}]
         assert not strays, say(
             "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
             "(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}", side=_(SIDE[panel]), who=who,
@@ -258,7 +249,9 @@ def panel_lines(fig, who, live=False):
     __tracebackhide__ = True
     found = {}
     for ax, (panel, labels) in zip(panel_order(fig, who, live), PANELS.items()):
-        side, lines = SIDE[panel], labelled(ax)
+        side, lines = SIDE[panel], {}
+        for line in ax["lines"]:   # {label: [its lines]}
+            lines.setdefault(line["label"], []).append(line)
         for label in labels:
             assert label in lines, say(
                 "each curve is named as it is drawn, ax.plot(x, y, fmt, label=...), with the book's names "
@@ -296,8 +289,7 @@ def assert_curves(fig, values, who, live=False):
                             x=short(x.tolist())), pytrace=False)
         expected = np.asarray(values[INDEX[label]], dtype=float)
         if not np.allclose(y, expected, rtol=1e-6, atol=1e-12):
-            shows = [_(LIST_NAME[i]) for i, other in enumerate(values)
-                     if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
+            shows = [_(LIST_NAME[i]) for i, other in enumerate(values) if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
             values_ = dict(label=label, who=who, got=short(y.tolist()), name=_(LIST_NAME[INDEX[label]]),
                            want=short(expected.tolist()))
             fail_if(say(CURVE_SHOWS_ANOTHER, other=shows[0], **values_) if shows else say(CURVE_VALUES, **values_))
@@ -426,7 +418,7 @@ def updates(plotting, case, device=None):
     at = (found["failed"] or {}).get("epoch")
     lists = [list(h[:(at or 0) + 1]) for h in full]   # what the update that failed was handed
     handed = full if at is None else History(*lists) if isinstance(full, History) else tuple(lists)
-    crashed(found, "LivePlot(...)" if at is None else f"LivePlot.update({at}, history)", handed, "LivePlot", plotting)
+    crashed(found, "LivePlot(...)" if at is None else f"LivePlot.update({at}, history)", handed, plotting, "LivePlot")
 
 
 FIGURE_AFTER = N_("LivePlot.figure after {who}")
