@@ -52,11 +52,8 @@ def kinds_in(history) -> str:
             return say("NumPy {type} scalars", type=type(v).__name__)
         return say("Python {type}s", type=type(v).__name__)
 
-    lines = []
-    for name, lst in zip(LIST_NAME, history):
-        found = list(dict.fromkeys(kind(v) for v in lst))
-        lines.append(f"{name.split(',')[0]}: {_(' and ').join(found) if found else _('nothing')}")
-    return "\n    ".join(lines)
+    found = [_(" and ").join(dict.fromkeys(map(kind, lst))) or _("nothing") for lst in history]
+    return "\n    ".join(f"{name.split(',')[0]}: {kinds}" for name, kinds in zip(LIST_NAME, found))
 
 
 def epochs(n) -> str:
@@ -144,8 +141,8 @@ def crashed(found, who, history, plotting, sandbox="plot_history(history)"):
             cause = _(BY_POSITION)
         else:
             cause = say(CRASHED, function=who.split("(")[0])
-        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=" " + line if line else "", error=failed["kind"] + ": "
-                    + text, epochs=epochs(len(history[0])), kind=type(history).__name__, holds=kinds_in(history)))
+        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=" " + line if line else "", kind=type(history).__name__,
+                    error=failed["kind"] + ": " + text, epochs=epochs(len(history[0])), holds=kinds_in(history)))
     assert not found["calls"], say(
         "{who} called {names} (and carried on when it was refused): these calls open a window and wait; "
         "never call plt.show() or plt.pause() in code that must not block", who=sandbox,
