@@ -34,7 +34,7 @@ Y_LABEL = {"loss": "Loss", "accuracy": "Accuracy"}
 INDEX = {"Train loss": 0, "Validation loss": 1, "Train acc.": 2, "Validation acc.": 3}
 LIST_NAME = [N_("history[0], the training loss"), N_("history[1], the validation loss"),
              N_("history[2], the training accuracy"), N_("history[3], the validation accuracy")]
-# (linestyle, marker) as Line2D reports them, the format string that draws them, and the curves as a message says.
+# (linestyle, marker) as Line2D reports them, the format string that draws them, and the curves as a message names them.
 STYLE = {"Train": ("-", "o", N_("'-o' (a solid line with circles)"), N_("train curves")),
          "Validation": ("--", "<", N_("'--<' (a dashed line with left-pointing triangles)"), N_("validation curves"))}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
