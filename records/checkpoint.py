@@ -55,16 +55,13 @@ def held(path) -> dict:
         return {"error": {"type": type(err).__name__, "message": str(err)}}
 
 
-def tags(source) -> int:
-    """How many of a saved file's storages are tagged for a device other than the CPU."""
-    seen: list[str] = []
-    torch.load(source, weights_only=True, map_location=lambda storage, location: seen.append(location) or storage)
-    return sum(t != "cpu" for t in seen)
-
-
 def tagged(path, model, optimizer) -> dict:
-    """The file read, the device tags of its tensors, and of the two state_dicts torch.save'd as they are; where the
-    model's parameters are after the save."""
+    """The file read, how many of its storages are tagged for a device other than the CPU, and as many of the two
+    state_dicts torch.save'd as they are; where the model's parameters are after the save."""
+    def tags(source) -> int:
+        seen: list[str] = []
+        torch.load(source, weights_only=True, map_location=lambda storage, location: seen.append(location) or storage)
+        return sum(t != "cpu" for t in seen)
     buffer, read = io.BytesIO(), held(path)
     torch.save({"model": model.state_dict(), "optimizer": optimizer.state_dict()}, buffer)
     buffer.seek(0)
@@ -72,38 +69,31 @@ def tagged(path, model, optimizer) -> dict:
             "devices": sorted({str(p.device) for p in model.parameters()})}
 
 
-def cpu(x):
-    """``x`` with each tensor in its dicts and lists a CPU copy."""
+def cpu(x):   # each tensor in x's dicts and lists as a CPU copy
     if isinstance(x, dict):
         return {k: cpu(v) for k, v in x.items()}
     return [cpu(v) for v in x] if isinstance(x, list) else host(x)
 
 
-def placement(adam) -> list:
-    """Per parameter of ``adam``, in its order: the parameter's device, and the device of each of its state tensors
-    shaped like it."""
-    return [[str(p.device), {name: str(t.device) for name, t in adam.state.get(p, {}).items()
-                             if isinstance(t, torch.Tensor) and t.shape == p.shape}]
-            for group in adam.param_groups for p in group["params"]]
-
-
-def replaced(model, optimizer) -> list[str]:
-    """The names of the model's parameters that ``optimizer``, built on the model before the load, does not hold:
-    Parameter objects the load put in place of the model's own."""
-    held = [p for group in optimizer.param_groups for p in group["params"]]
-    return [name for name, p in model.named_parameters() if not any(p is q for q in held)]
+def filled(model, adam) -> dict:
+    """What a load left in ``model`` and ``adam`` (built on it before the load): the model's state and devices, the
+    optimizer's state, ``replaced`` (the model's parameters ``adam`` does not hold: Parameter objects the load put in
+    place of its own) and ``placement`` (per parameter of ``adam``: its device, and its same-shaped state tensors')."""
+    params = [p for group in adam.param_groups for p in group["params"]]
+    return {"state": cpu(dict(model.state_dict())), "optimizer": cpu(adam.state_dict()),
+            "devices": sorted({p.device.type for p in model.parameters()}),
+            "replaced": [name for name, p in model.named_parameters() if not any(p is q for q in params)],
+            "placement": [[str(p.device), {name: str(t.device) for name, t in adam.state.get(p, {}).items()
+                                           if isinstance(t, torch.Tensor) and t.shape == p.shape}] for p in params]}
 
 
 def loaded(checkpoint, path, seed, on=None, optimizer=True, **kwargs) -> dict:
     """A fresh model (another seed) on device ``on`` and its Adam, filled by load_checkpoint (``optimizer``: given it):
-    what it returned, the model's state and devices, which of its parameters the optimizer no longer holds, the
-    optimizer's state and where each state tensor is; then MORE epochs where the model goes: the weights after, or
+    what it returned and what it left (:func:`filled`); then MORE epochs where the model goes: the weights after, or
     the error."""
     model, adam = tiny_run(seed + 1, 0, on)
     returned = checkpoint.load_checkpoint(path, model, *([adam] if optimizer else []), **kwargs)
-    found = {"returned": returned, "state": cpu(dict(model.state_dict())),
-             "devices": sorted({p.device.type for p in model.parameters()}), "replaced": replaced(model, adam),
-             "optimizer": cpu(adam.state_dict()), "placement": placement(adam)}
+    found = {"returned": returned, **filled(model, adam)}
     if not optimizer:
         return found
     try:
@@ -132,11 +122,9 @@ def round_trip(checkpoint, seed, epoch, n, values, kind):
 
 def with_code(obj, hidden):
     """What a checkpoint held, with ``hidden`` beside it."""
-    if isinstance(obj, dict):
-        return {**obj, "notes": hidden}
     if isinstance(obj, (list, tuple)):
         return [*obj, hidden] if isinstance(obj, list) else (*obj, hidden)
-    return {"checkpoint": obj, "notes": hidden}
+    return {**obj, "notes": hidden} if isinstance(obj, dict) else {"checkpoint": obj, "notes": hidden}
 
 
 @record(lambda draw: [(draw.int(0, 9999), draw.int(3, 60), [(kind, f"ran-{draw.int(0, 99_999)}-{i}.txt") for i, kind
@@ -167,12 +155,10 @@ def refuses(checkpoint, seed, epoch, hidden):
 def on_accelerator(checkpoint, seed, epoch, kind):
     """Saved on the accelerator, read back (its device tags too); loaded onto it (device=None, given); resumed there"""
     device = context().accelerator
-    if kind in ("device=None", "device given"):
-        path = saved(checkpoint, seed, epoch)[0]
-        return loaded(checkpoint, path, seed, device=device) if kind == "device given" else \
-            loaded(checkpoint, path, seed, device)
-    if kind == "resume":
-        return loaded(checkpoint, saved(checkpoint, seed, epoch, device)[0], seed, device)
+    if kind == "device given":
+        return loaded(checkpoint, saved(checkpoint, seed, epoch)[0], seed, device=device)
+    if kind in ("device=None", "resume"):   # a file saved on the CPU, or on the accelerator
+        return loaded(checkpoint, saved(checkpoint, seed, epoch, device if kind == "resume" else None)[0], seed, device)
     return tagged(*saved(checkpoint, seed, epoch, device, history_of(kind, device)))
 
 
@@ -188,17 +174,15 @@ def laptop(checkpoint, seed, epoch, calls):
     if "file" not in found["read"] or not file:
         return {**found, "notebook": not file}
     try:
-        found["laptop"] = open_elsewhere(on_laptop, Path(file).parent, {"file": str(path), "seed": seed,
-                                                                        "calls": calls})
+        found["laptop"] = open_elsewhere(on_laptop, Path(file).parent, dict(file=str(path), seed=seed, calls=calls))
     except NotRun as err:
         return {**found, "not_run": str(err)}
     if any((c["error"] or {}).get("not_written") for c in found["laptop"]["calls"].values()):
         try:   # a stub's NotImplementedError, raised here, where it reads as every stub's does
             checkpoint.load_checkpoint(path, tiny_model(seed + 1))
-        except NotImplementedError:
-            raise
-        except Exception:  # noqa: BLE001 - only a stub's error is raised here; the laptop's is the answer
-            pass
+        except Exception as err:  # noqa: BLE001 - only a stub's error is raised here; the laptop's is the answer
+            if isinstance(err, NotImplementedError):
+                raise
     return found
 
 
@@ -218,35 +202,30 @@ def on_laptop(target, file, seed, calls) -> dict:
             returned = checkpoint.load_checkpoint(file, model, optimizer, **({} if device is None else
                                                                               {"device": device}))
         except Exception as exc:  # noqa: BLE001 - the learner's error is what this machine found
-            found["calls"][label] = {"error": _error(exc, target)}
+            place = target.place_of(exc)
+            found["calls"][label] = {"error": {
+                "type": type(exc).__name__, "message": str(exc)[:1500], "where": place.where if place else "",
+                "source": place.source if place else "", "not_written": isinstance(exc, NotImplementedError)}}
             continue
-        one = found["calls"][label] = {
-            "error": None, "returned": _plain(returned), "devices": [str(p.device) for p in model.parameters()],
-            "state": cpu(dict(model.state_dict())), "optimizer": cpu(optimizer.state_dict()),
-            "placement": placement(optimizer), "replaced": replaced(model, optimizer), "step_error": None}
+        one = found["calls"][label] = {"error": None, "returned": _plain(returned), **filled(model, optimizer)}
         try:
             train_batches(model, optimizer, fixed_batches(), MORE, device=next(model.parameters()).device)
         except Exception as exc:  # noqa: BLE001 - the next step's error, for the check to explain
-            one["step_error"] = _error(exc, target)
+            one["step_error"] = f"{type(exc).__name__}: {str(exc)[:300]}"
         one["after"] = [host(p) for p in model.parameters()]
     return found
 
 
-def _error(exc: BaseException, target) -> dict:
-    place = target.place_of(exc)
-    return {"type": type(exc).__name__, "message": str(exc)[:1500], "where": place.where if place else "",
-            "source": place.source if place else "", "not_written": isinstance(exc, NotImplementedError)}
-
-
 def _plain(value, depth: int = 0):
-    """A returned value as plain data: its kind, and what it holds (tensors as CPU copies)."""
+    """A returned value as the laptop's file can hold it (read with weights_only=True): lists and tuples (a namedtuple
+    as a tuple) of plain values and CPU tensors, else its repr; None deeper than 4, or for another list or tuple."""
     if depth > 4:
-        return {"kind": "deep"}
-    if type(value) in (int, float, bool, str, type(None)):
-        return {"kind": type(value).__name__, "value": value}
+        return None
     if isinstance(value, torch.Tensor):
-        return {"kind": "tensor", "device": str(value.device), "grad": value.requires_grad, "value": host(value)}
-    if isinstance(value, (list, tuple)):
-        kind = "namedtuple" if hasattr(type(value), "_fields") else type(value).__name__
-        return {"kind": kind, "items": [_plain(v, depth + 1) for v in value]}
-    return {"kind": type(value).__name__, "value": repr(value)[:80]}
+        return host(value)
+    if not isinstance(value, (list, tuple)):
+        return value if type(value) in (int, float, bool, str, type(None)) else repr(value)[:80]
+    items = [_plain(v, depth + 1) for v in value]
+    if type(value) is list:
+        return items
+    return tuple(items) if type(value) is tuple or hasattr(type(value), "_fields") else None

@@ -9,9 +9,12 @@ found in what it was given (None: unchanged).
 from __future__ import annotations
 
 from collections import OrderedDict, defaultdict
+from unittest.mock import patch
 
 import numpy as np
+import torch
 from hypothesis import strategies as st
+from torch import nn
 
 from kata.records import CONSTANT, PROPERTY, SHAPE, WORK, context, record
 from kata.records.snapshots import change, snapshot
@@ -20,29 +23,11 @@ from kata.records.strategies import Pair, nested_tensors, plain_leaves, tensors
 META = "meta"
 CONTAINERS = ("dict", "OrderedDict", "defaultdict", "named tuple", "list", "tuple")
 MODULES = ("built on the CPU", "moved", "buffers only", "nothing")
-# 0-d tensors of each dtype kind but float, first: each becomes its own Python type (one search may miss them).
-INTEGERS = [[("int64", 7), (("int32", -3), ("bool", True)), {"n": ("int64", 12)}]]
-SCALARS = [("float32", 0.5, False), ("float64", 2.5, False), ("int64", 7, False), ("int32", -3, False),
-           ("bool", True, False), ("float32", 1.5, True)]
 
 
 def integers():
-    """INTEGERS as tensors: a list of a tensor, a tuple of two, a dict of one."""
-    import torch
-
-    def made(x):
-        if isinstance(x, dict):
-            return {k: made(v) for k, v in x.items()}
-        if isinstance(x, tuple) and isinstance(x[0], str):
-            return torch.tensor(x[1], dtype=getattr(torch, x[0]))
-        return type(x)(made(v) for v in x)
-    return made(INTEGERS[0])
-
-
-def scalar(dtype: str, value, grad: bool):
-    import torch
-
-    return torch.tensor(value, dtype=getattr(torch, dtype), requires_grad=grad)
+    """0-d tensors of each dtype kind but float, first: each becomes its own Python type (one search may miss them)."""
+    return [torch.tensor(7), (torch.tensor(-3, dtype=torch.int32), torch.tensor(True)), {"n": torch.tensor(12)}]
 
 
 def unchanged(before, obj):
@@ -55,29 +40,14 @@ def unchanged(before, obj):
 @record(lambda draw: draw.shuffled([(True, True), (True, False), (False, True), (False, False)]), rests=CONSTANT)
 def pick_device(devices, cuda, mps):
     """pick_device() while torch.cuda.is_available() and torch.backends.mps.is_available() say ``cuda``, ``mps``"""
-    import torch
-
-    saved = torch.cuda.is_available, torch.backends.mps.is_available
-    torch.cuda.is_available, torch.backends.mps.is_available = (lambda: cuda), (lambda: mps)
-    try:
+    with patch("torch.cuda.is_available", lambda: cuda), patch("torch.backends.mps.is_available", lambda: mps):
         return devices.pick_device()
-    finally:
-        torch.cuda.is_available, torch.backends.mps.is_available = saved
 
 
 @record(rests=CONSTANT, accelerator=True)
 def pick_device_with_cuda(devices):
     """pick_device() where CUDA is available (made to say so where the accelerator is not CUDA)"""
-    import torch
-
-    if context().accelerator.type == "cuda":
-        return devices.pick_device()
-    saved = torch.cuda.is_available
-    torch.cuda.is_available = lambda: True
-    try:
-        return devices.pick_device()
-    finally:
-        torch.cuda.is_available = saved
+    return pick_device.ask(devices, True, torch.backends.mps.is_available())
 
 
 @record(lambda draw: [(t, draw.choice(("cpu", META))) for t in draw.examples(tensors())])
@@ -89,9 +59,6 @@ def device_of_tensor(devices, t, where):
 @record(lambda draw: draw.shuffled(MODULES))
 def device_of_module(devices, kind):
     """device_of of a model on the CPU, moved off it, with buffers only, holding nothing"""
-    import torch
-    from torch import nn
-
     if kind == "nothing":
         return devices.device_of(nn.ReLU())
     if kind == "buffers only":
@@ -113,9 +80,6 @@ def device_of_other(devices, value):
 @record(rests=CONSTANT)
 def device_of_scenes(devices):
     """The seed's questions: `b = a; a = a.to(device)`, Module.to, a Tensor.to thrown away, 0 + sum(), .float()"""
-    import torch
-    from torch import nn
-
     a = torch.ones(3)
     b = a                    # b names the same tensor as a
     a = a.to(META)           # a now names a NEW tensor; b still names the old one
@@ -131,9 +95,6 @@ def device_of_scenes(devices):
 @record(rests=CONSTANT, accelerator=True)
 def device_of_accelerator(devices):
     """device_of on the accelerator: a model moved there, .float() there, `b = a; a = a.to(device)`, a.cpu()"""
-    import torch
-    from torch import nn
-
     acc = context().accelerator
     model = nn.Sequential(nn.Linear(4, 2), nn.ReLU())
     model.to(acc)
@@ -155,8 +116,6 @@ def to_device_nest(devices, obj):
 @record(lambda draw: draw.shuffled(CONTAINERS), rests=(SHAPE, PROPERTY))
 def to_device_kind(devices, kind):
     """to_device of each kind of container, holding a named tuple of two tensors and a number"""
-    import torch
-
     inner = Pair(torch.ones(2), torch.zeros(2, dtype=torch.int64))
     items = {"batch": inner, "step": 3}
     obj = {"dict": lambda: dict(items), "OrderedDict": lambda: OrderedDict(items),
@@ -175,10 +134,11 @@ def to_python_nest(devices, obj):
     return {"out": out, "input": unchanged(before, obj)}
 
 
-@record(SCALARS, rests=CONSTANT)
+@record([("float32", 0.5, False), ("float64", 2.5, False), ("int64", 7, False), ("int32", -3, False),
+         ("bool", True, False), ("float32", 1.5, True)], rests=CONSTANT)
 def to_python_scalar(devices, dtype, value, grad):
     """to_python of a 0-d tensor of each dtype (and one that requires grad)"""
-    return devices.to_python(scalar(dtype, value, grad))
+    return devices.to_python(torch.tensor(value, dtype=getattr(torch, dtype), requires_grad=grad))
 
 
 @record([("float64", 1.5), ("float32", 0.25), ("int64", 7), ("bool", True)], rests=CONSTANT)
@@ -190,8 +150,6 @@ def to_python_numpy(devices, dtype, value):
 @record(rests=CONSTANT)
 def to_python_grad(devices):
     """to_python([[loss], [tensor(0.5)], [tensor(3)]]), the loss requiring grad"""
-    import torch
-
     loss = (torch.ones(3, requires_grad=True) * 2).sum()
     return devices.to_python([[loss], [torch.tensor(0.5)], [torch.tensor(3)]])
 
@@ -199,19 +157,16 @@ def to_python_grad(devices):
 @record(lambda draw: draw.examples(tensors()), rests=(WORK, PROPERTY))
 def host_copy(devices, t):
     """host_copy of a drawn tensor, and whether one of the two changes when the other is written"""
-    import torch
-
     original = t.detach().clone()
     out = devices.host_copy(t)
     found = {"out": out, "is_t": out is t, "shares": None, "t_after_write": None}
     if isinstance(out, torch.Tensor) and out.numel() and out.device.type == "cpu":
         found["shares"] = out.untyped_storage().data_ptr() == t.untyped_storage().data_ptr()
-        first = out.detach().view(-1)
-        kept = first[0].clone()
         with torch.no_grad():
+            first = out.detach().view(-1)
+            kept = first[0].clone()
             first[0] = 0 if first.dtype != torch.bool else not bool(kept)
-        found["t_after_write"] = t.detach().clone()
-        with torch.no_grad():
+            found["t_after_write"] = t.detach().clone()
             first[0] = kept
             t.detach().copy_(original)
     return found
@@ -220,16 +175,14 @@ def host_copy(devices, t):
 @record(rests=CONSTANT)
 def host_copy_view(devices):
     """host_copy(base[:, 1]) of a 3x4 tensor, and base after the copy is written"""
-    import torch
-
     base = torch.arange(12.0).reshape(3, 4)
     out = devices.host_copy(base[:, 1])
+    found = {"out": out, "base_after_write": base}
     if isinstance(out, torch.Tensor) and out.numel():
         out = out.detach().clone() if out.requires_grad else out
-        kept = out.clone()
+        found["out"] = out.clone()
         out[0] = -1
-        return {"out": kept, "base_after_write": base}
-    return {"out": out, "base_after_write": base}
+    return found
 
 
 @record(lambda draw: draw.examples(nested_tensors(), n=10, explicit=[integers()]), rests=(WORK, PROPERTY),
@@ -245,8 +198,6 @@ def round_trip(devices, obj):
 @record(lambda draw: [draw.int(-50, 50) / 8], accelerator=True)
 def host_copy_accelerator(devices, scale):
     """host_copy of a 2x3 float tensor on the accelerator that requires grad"""
-    import torch
-
     t = (torch.arange(6.0).reshape(2, 3).to(context().accelerator) * scale).requires_grad_()
     return devices.host_copy(t)
 
@@ -254,7 +205,5 @@ def host_copy_accelerator(devices, scale):
 @record(lambda draw: [tuple(draw.int(0, 1) == 1 for _ in range(4))], accelerator=True)
 def seeds_history(devices, *correct):
     """to_python of the seed's history on the accelerator: [0 + correct.sum() / 4, correct.float().mean(), sum()]"""
-    import torch
-
     on = torch.tensor(correct, device=context().accelerator)
     return devices.to_python([0 + on.sum() / 4, 0 + on.float().mean(), on.sum()])

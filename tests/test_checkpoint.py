@@ -27,7 +27,6 @@ import pytest
 
 from kata.checks import lessons
 from kata.checks.checkpoints import (
-    HISTORY,
     file_problem,
     history_refused,
     moved_problem,
@@ -40,7 +39,7 @@ from kata.checks.checkpoints import (
 from kata.checks.messages import describe, explained_learner_errors, fail_if
 from kata.i18n import N_, _, say
 from kata.records.doubles import MORE, fixed_batches, history_of, tiny_run, train_batches
-from kata.records.history import History
+from kata.records.history import HISTORY, History
 
 ATOL = 1e-5   # a run on the accelerator, against the checks' own on the CPU
 SAVE = "save_checkpoint(path, model, optimizer, epoch, history)"
@@ -73,21 +72,15 @@ def answer(checkpoint, record: str, kind=None, who: str = SAVE):
         return case.args, case.answer
 
 
-def written(checkpoint, record="run", kind="floats"):
-    """(inputs, answer) of a tiny run saved by the learner, in a file that reads with weights_only=True (every
-    check's verdict rests on one)."""
+def written(checkpoint, record="run", kind="floats", whole=False, atol=0.0, name="run.pt"):
+    """(inputs, answer) of a tiny run saved by the learner at ``name``, in a file that reads with weights_only=True
+    (every check's verdict rests on one); ``whole``: that holds what the contract's checkpoint holds (the load checks
+    rest on one: a wrong file fails them with the file check's own first line)."""
     __tracebackhide__ = True
     args, found = answer(checkpoint, record, kind)
-    fail_if(read_problem(found["read"], "run.pt"))
+    fail_if(read_problem(found["read"], name)
+            or (file_problem(found["read"]["file"], *run(args[0])[:2], args[1], HISTORY, atol=atol) if whole else None))
     return args, found
-
-
-def saved(checkpoint, record="run", atol=0.0):
-    """The same, for a file that holds what the contract's checkpoint holds (the load checks rest on one:
-    a wrong file fails them with the file check's own first line)."""
-    __tracebackhide__ = True
-    (seed, epoch, _kind), found = written(checkpoint, record)
-    fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, HISTORY, atol=atol))
 
 
 def load_call(optimizer=True, device=None) -> str:
@@ -96,12 +89,13 @@ def load_call(optimizer=True, device=None) -> str:
 
 
 def loaded(checkpoint, record, kind, device=None, atol=0.0):
-    """(seed, answer) of a load, after the file check of the run saved where the load's was (its own first line)."""
+    """(seed, answer, call) of a load, after the file check of the run it loads (its own first line)."""
     __tracebackhide__ = True
-    saved(checkpoint, "on_accelerator" if kind == "resume" else "run", atol)
-    (seed, epoch, _kind), found = answer(checkpoint, record, kind, load_call(kind != "model only", device))
+    written(checkpoint, "on_accelerator" if kind == "resume" else "run", whole=True, atol=atol)
+    call = load_call(kind != "model only", device)
+    (seed, epoch, _kind), found = answer(checkpoint, record, kind, call)
     fail_if(returned_problem(found["returned"], epoch, HISTORY))
-    return seed, found
+    return seed, found, call
 
 
 def shown(history) -> str:
@@ -143,12 +137,9 @@ def placement_problem(found: dict, call: str) -> str | None:
     return None
 
 
-def replaced_problem(found: dict, call: str) -> str | None:
-    """The model keeps its own Parameter objects, those the optimizer built on it holds (before the next steps, which
-    would update others)."""
-    if not found["replaced"]:
-        return None
-    return say(lessons.LOAD_REPLACED_PARAMETERS, call=call, names=", ".join(found["replaced"]))
+def devices_problem(devices, want: str, lesson: str, call: str, before) -> str | None:
+    """The model's parameters are all on ``want`` (a device type) after the load; ``before``: where it was."""
+    return None if set(devices) == {want} else say(lesson, call=call, before=before, after=", ".join(devices))
 
 
 def step_problem(found: dict, call: str, before=None) -> str | None:
@@ -156,23 +147,28 @@ def step_problem(found: dict, call: str, before=None) -> str | None:
     fail and a load without a device (``before``: where the model was) left the model elsewhere, that says why."""
     if found.get("step_error") is None:
         return None
-    if before is not None and set(found["devices"]) != {before.type}:
-        return say(lessons.LOAD_DEVICE_NONE, call=call, before=before, after=", ".join(sorted(found["devices"])))
-    return placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"])
+    left = devices_problem(found["devices"], before.type, lessons.LOAD_DEVICE_NONE, call, before) if before else None
+    return left or placement_problem(found, call) or say(lessons.NEXT_STEP_FAILED, call=call, error=found["step_error"])
 
 
-def resume_problem(seed, found: dict, atol=0.0, before=None) -> str | None:
+def restored_problem(seed, found: dict, call: str, atol=0.0, placed=True, before=None) -> str | None:
+    """After the load: the states as saved; where ``placed``, :func:`placement_problem`; the model's own Parameter
+    objects kept, those the optimizer holds (before the next steps, which would update others); :func:`step_problem`."""
+    return (model_problem(found["state"], run(seed)[0], call, atol)
+            or optimizer_difference(found["optimizer"], run(seed)[1], lessons.LOAD_OPTIMIZER_STATE, atol, call=call)
+            or (placement_problem(found, call) if placed else None)
+            or (say(lessons.LOAD_REPLACED_PARAMETERS, call=call, names=", ".join(found["replaced"]))
+                if found["replaced"] else None)
+            or step_problem(found, call, before))
+
+
+def resume_problem(seed, found: dict, call: str, atol=0.0, before=None, placed=False) -> str | None:
     """Training resumed from the learner's checkpoint (of a model that was on ``before``, loaded without a device)
     takes the steps of training that never stopped."""
-    at_save, optimizer_at_save, uninterrupted = run(seed)
-    call = load_call(True)
-    problem = (model_problem(found["state"], at_save, call, atol)
-               or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, atol,
-                                       call=call)
-               or replaced_problem(found, call) or step_problem(found, call, before))
+    problem = restored_problem(seed, found, call, atol, placed, before)
     if problem:
         return problem
-    for (name, want), got in zip(uninterrupted.items(), found["after"]):
+    for (name, want), got in zip(run(seed)[2].items(), found["after"]):
         gap = (got - want).abs().max().item()
         if gap > atol:
             return say(lessons.RESUME_DIFFERS, epochs=MORE, name=name, gap=gap)
@@ -183,8 +179,7 @@ def resume_problem(seed, found: dict, atol=0.0, before=None) -> str | None:
 
 
 def test_save_checkpoint_writes_one_file_that_loads_with_weights_only(checkpoint):
-    _args, found = written(checkpoint)
-    others = found["others"]
+    others = written(checkpoint)[1]["others"]
     assert not others, say("save_checkpoint(path, ...) writes one file, at path: torch.save(..., path) of "
                            "everything the checkpoint holds\n  it also wrote {others}", others=others)
 
@@ -193,9 +188,8 @@ def file_part(checkpoint, part: str, kind="floats", record="run", device=None):
     """The part of the file a check reads, as it was saved (the run's states, the epoch, the histories)."""
     __tracebackhide__ = True
     if part == "history" and kind != "floats":   # a file refused for the history's entries, saved as given
-        refused = answer(checkpoint, record, kind)[1]["read"]
-        fail_if(history_refused(refused, history_of(kind, device), answer(checkpoint, record, "floats")[1]["read"],
-                                "run.pt"))
+        fail_if(history_refused(answer(checkpoint, record, kind)[1]["read"], history_of(kind, device),
+                                answer(checkpoint, record, "floats")[1]["read"], "run.pt"))
     (seed, epoch, _kind), found = written(checkpoint, record, kind)
     fail_if(file_problem(found["read"]["file"], *run(seed)[:2], epoch, history_of(kind, device), parts=(part,)))
 
@@ -221,18 +215,18 @@ def test_the_checkpoint_holds_the_histories_as_lists_of_floats(checkpoint, kind)
 
 
 def test_load_checkpoint_restores_the_model_in_place_and_returns_the_epoch_and_history(checkpoint):
-    seed, found = loaded(checkpoint, "run", "load")
-    fail_if(model_problem(found["state"], run(seed)[0], load_call(True)))
+    seed, found, call = loaded(checkpoint, "run", "load")
+    fail_if(model_problem(found["state"], run(seed)[0], call))
 
 
 def test_load_checkpoint_restores_the_optimizers_state(checkpoint):
-    seed, found = loaded(checkpoint, "run", "load")
-    fail_if(optimizer_difference(found["optimizer"], run(seed)[1], lessons.LOAD_OPTIMIZER_STATE, call=load_call(True)))
+    seed, found, call = loaded(checkpoint, "run", "load")
+    fail_if(optimizer_difference(found["optimizer"], run(seed)[1], lessons.LOAD_OPTIMIZER_STATE, call=call))
 
 
 def test_load_checkpoint_without_an_optimizer_restores_the_model_alone(checkpoint):
-    seed, found = loaded(checkpoint, "run", "model only")
-    fail_if(model_problem(found["state"], run(seed)[0], load_call(False)))
+    seed, found, call = loaded(checkpoint, "run", "model only")
+    fail_if(model_problem(found["state"], run(seed)[0], call))
 
 
 def test_training_resumed_from_a_checkpoint_takes_the_steps_of_training_that_never_stopped(checkpoint):
@@ -241,16 +235,14 @@ def test_training_resumed_from_a_checkpoint_takes_the_steps_of_training_that_nev
 
 def test_a_checkpoint_that_would_run_code_is_refused(checkpoint):
     # Every way of running code torch.load(weights_only=True) refuses, not one known payload.
-    saved(checkpoint)
+    written(checkpoint, whole=True)
     call = load_call(True)
     (_seed, _epoch, hidden), found = answer(checkpoint, "refuses", who=call)
     for (_kind, marker), got in zip(hidden, found, strict=True):
         ran = say(lessons.RUNS_CODE, marker=marker) if got["ran"] else None
-        if got["error"] is not None and not got["refused"]:   # another error than torch.load's
-            fail_if(ran or say(lessons.REFUSED_OTHERWISE, call=call, error=got["error"]))
-        elif got["error"] is None:
-            fail_if(ran or say(lessons.NOT_REFUSED, call=call, returned=describe(got["returned"])))
-        fail_if(ran)
+        wrong = (say(lessons.NOT_REFUSED, call=call, returned=describe(got["returned"])) if got["error"] is None
+                 else None if got["refused"] else say(lessons.REFUSED_OTHERWISE, call=call, error=got["error"]))
+        fail_if(ran or wrong)   # ran first; then not refused, or refused with another error than torch.load's
         assert got["unchanged"], _(
             "load_checkpoint changed the model before it refused the file: read the file first, then load")
 
@@ -263,8 +255,8 @@ def test_any_epoch_and_history_come_back_as_they_were_saved(checkpoint):
         history = History(*[values[i * 4:i * 4 + n] for i in range(4)])
         with explained(checkpoint, SAVE):
             found = save.answer
-        fail_if(read_problem(found, "run.pt"))
-        fail_if(file_problem(found["file"], *run(seed)[:2], epoch, history, parts=("epoch", "history")))
+        fail_if(read_problem(found, "run.pt")
+                or file_problem(found["file"], *run(seed)[:2], epoch, history, parts=("epoch", "history")))
         with explained(checkpoint, load_call(True)):
             fail_if(returned_problem(load.answer, epoch, history))
 
@@ -284,32 +276,18 @@ def test_the_seeds_history_of_device_tensors_is_saved_as_floats(checkpoint, acce
     file_part(checkpoint, "history", "seed", "on_accelerator", accelerator)
 
 
-def on_the_accelerator_problem(seed, found, accelerator, call) -> str | None:
-    at_save, optimizer_at_save, _uninterrupted = run(seed)
-    return (model_problem(found["state"], at_save, call, ATOL)
-            or optimizer_difference(found["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE, ATOL,
-                                    call=call)
-            or placement_problem(found, call) or replaced_problem(found, call) or step_problem(found, call))
-
-
 @pytest.mark.cuda
 def test_device_none_loads_onto_the_models_own_device(checkpoint, accelerator):
-    seed, found = loaded(checkpoint, "on_accelerator", "device=None")
-    call = load_call(True)
-    after = set(found["devices"])
-    if after != {accelerator.type}:
-        fail_if(say(lessons.LOAD_DEVICE_NONE, call=call, before=accelerator, after=", ".join(sorted(after))))
-    fail_if(on_the_accelerator_problem(seed, found, accelerator, call))
+    seed, found, call = loaded(checkpoint, "on_accelerator", "device=None")
+    fail_if(devices_problem(found["devices"], accelerator.type, lessons.LOAD_DEVICE_NONE, call, accelerator)
+            or restored_problem(seed, found, call, ATOL))
 
 
 @pytest.mark.cuda
 def test_a_given_device_takes_the_model_there_first_and_the_optimizer_state_beside_it(checkpoint, accelerator):
-    seed, found = loaded(checkpoint, "on_accelerator", "device given", accelerator)
-    call = load_call(True, accelerator)
-    after = set(found["devices"])
-    if after != {accelerator.type}:
-        fail_if(say(lessons.LOAD_MOVES_THE_MODEL, call=call, before="cpu", after=", ".join(sorted(after))))
-    fail_if(on_the_accelerator_problem(seed, found, accelerator, call))
+    seed, found, call = loaded(checkpoint, "on_accelerator", "device given", accelerator)
+    fail_if(devices_problem(found["devices"], accelerator.type, lessons.LOAD_MOVES_THE_MODEL, call, "cpu")
+            or restored_problem(seed, found, call, ATOL))
 
 
 @pytest.mark.cuda
@@ -321,25 +299,19 @@ def test_training_resumed_on_the_accelerator_takes_the_steps_of_training_that_ne
 
 
 @pytest.fixture
-def laptop(checkpoint, accelerator):
-    """The laptop record's one case (a check with this fixture has tests/conftest.py fork the laptops' server)."""
+def laptop(accelerator):
+    """Where a fresh process can be made (a check with this fixture has tests/conftest.py fork the laptops' server)."""
     if accelerator.type == "mps":
         pytest.skip(_("a fresh process can't be made without MPS (it can't be hidden): this check needs CUDA or "
                       "the simulated accelerator"))
-    return checkpoint.cases("laptop")[0]
 
 
-def opened(checkpoint, laptop, accelerator):
-    """(seed, epoch, the calls of load_checkpoint made, what the laptop found) for a file saved on the accelerator
-    that holds the contract's checkpoint, as it was saved there (the outcome, a failure or a skip included, is both
-    laptop checks')."""
+def opened(checkpoint, accelerator):
+    """(seed, epoch, the calls made, what the laptop found) for a file saved on the accelerator that holds the
+    contract's checkpoint as it was saved there (the outcome, a failure or a skip included, is both laptop checks')."""
     __tracebackhide__ = True
-    seed, epoch, calls = laptop.args
-    with explained(checkpoint, SAVE):
-        found = laptop.answer
-    fail_if(read_problem(found["read"], "from-the-gpu.pt")
-            or file_problem(found["read"]["file"], *run(seed)[:2], epoch, HISTORY, atol=ATOL)
-            or moved_problem(found["tags"], found["want"], accelerator))
+    (seed, epoch, calls), found = written(checkpoint, "laptop", None, whole=True, atol=ATOL, name="from-the-gpu.pt")
+    fail_if(moved_problem(found["tags"], found["want"], accelerator))
     if found.get("notebook"):
         pytest.skip(_("this check opens your checkpoint in a fresh Python process, which can import a .py file "
                       "but not a notebook's functions: save them as exercises/checkpoint.py and run "
@@ -352,82 +324,46 @@ def opened(checkpoint, laptop, accelerator):
     return seed, epoch, calls, found["laptop"]
 
 
-# Where an error of the fresh process was raised, when it was not in the learner's file.
-A_LIBRARY_CALL = N_("a library call")
-
-
 def elsewhere_problem(found: dict, call: str) -> str | None:
     """The learner's load_checkpoint raised nothing on the laptop (a stub's NotImplementedError was raised by
     the record, in its own process, so that it reads as every stub does)."""
     error = found["calls"][call]["error"]
     if error is None:
         return None
-    text = f"{error['type']}: {error['message']}"
+    lesson = lessons.ELSEWHERE_FAILED
     if "Attempting to deserialize object on a CUDA device" in error["message"]:
         lesson = (lessons.ELSEWHERE_MAP_LOCATION_NONE if "map_location" in (error["source"] or "")   # given None
                   else lessons.ELSEWHERE_NEEDS_MAP_LOCATION)
-        return say(lesson, error=text, where=error["where"] or _(A_LIBRARY_CALL), source=error["source"])
-    return say(lessons.ELSEWHERE_FAILED, call=call, where=error["where"] or _(A_LIBRARY_CALL), source=error["source"],
-               error=text)
+    return say(lesson, call=call, where=error["where"] or _("a library call"), source=error["source"],
+               error=f"{error['type']}: {error['message']}")
 
 
 @pytest.mark.cuda
 def test_a_machine_without_a_gpu_opens_a_checkpoint_saved_on_one(checkpoint, accelerator, laptop):
-    _seed, epoch, calls, found = opened(checkpoint, laptop, accelerator)
+    seed, epoch, calls, found = opened(checkpoint, accelerator)
     for call in calls:
-        fail_if(elsewhere_problem(found, call))
-        problem = returned_problem(_value(found["calls"][call]["returned"]), epoch, HISTORY)
-        fail_if(problem and problem + "\n" + say(lessons.ELSEWHERE_PLAIN, what=call))
+        fail_if(elsewhere_problem(found, call) or laptop_problem(found, seed, epoch, call, restored=False))
     assert "Attempting to deserialize object on a CUDA device" in found["torch_load"], say(
         "without map_location, PyTorch's own torch.load(path) opens this file on a machine without a GPU: it holds "
         "no tensor saved from one\n  the fresh process's torch.load(path) gave: {gave}",
         gave=found["torch_load"] or _("no error"))
 
 
-def laptop_problem(found: dict, seed: int, epoch: int, call: str) -> str | None:
-    """What the learner's load_checkpoint left on the laptop: the returned values, the model's state on the
-    CPU, the optimizer's state beside it, and training that goes on as the run that never stopped."""
-    at_save, optimizer_at_save, uninterrupted = run(seed)
+def laptop_problem(found: dict, seed: int, epoch: int, call: str, restored=True) -> str | None:
+    """What the learner's load_checkpoint left on the laptop: the returned values; where ``restored``, the model's
+    state on the CPU, the optimizer's state beside it, and training that goes on as the run that never stopped."""
     got = found["calls"][call]
-    where = "\n" + say(lessons.ELSEWHERE_PLAIN, what=call)
-    problem = returned_problem(_value(got["returned"]), epoch, HISTORY)
-    if problem:
-        return problem + where
-    if set(got["devices"]) != {"cpu"}:
-        return say(lessons.LOAD_DEVICE_NONE, call=call, before="cpu", after=", ".join(sorted(set(got["devices"])))) \
-            + where
-    problem = (model_problem(got["state"], at_save, call, ATOL)
-               or optimizer_difference(got["optimizer"], optimizer_at_save, lessons.LOAD_OPTIMIZER_STATE,
-                                       ATOL, call=call)
-               or placement_problem(got, call) or replaced_problem(got, call))
-    if problem:
-        return problem + where
-    if got["step_error"] is not None:
-        error = got["step_error"]
-        text = f"{error['type']}: {error['message'][:300]}"
-        return say(lessons.NEXT_STEP_FAILED, call=call, error=text) + where
-    for (name, want), after in zip(uninterrupted.items(), got["after"]):
-        gap = (after - want).abs().max().item()
-        if gap > ATOL:
-            return say(lessons.RESUME_DIFFERS, epochs=MORE, name=name, gap=gap) + where
-    return None
+    problem = (returned_problem(got["returned"], epoch, HISTORY)
+               or (devices_problem(got["devices"], "cpu", lessons.LOAD_DEVICE_NONE, call, "cpu")
+                   or resume_problem(seed, got, call, ATOL, placed=True) if restored else None))
+    return problem and problem + "\n" + say(lessons.ELSEWHERE_PLAIN, what=call)
 
 
 @pytest.mark.cuda
 def test_on_that_machine_the_state_lands_on_the_cpu_and_training_continues(checkpoint, accelerator, laptop):
-    seed, epoch, calls, found = opened(checkpoint, laptop, accelerator)
+    seed, epoch, calls, found = opened(checkpoint, accelerator)
     for call in calls:
         fail_if(elsewhere_problem(found, call))
     for call in calls:
         fail_if(laptop_problem(found, seed, epoch, call))
 
-
-def _value(plain):
-    """A value the fresh process described (kata.records.elsewhere) as a Python value again."""
-    kind = plain.get("kind")
-    if kind in ("list", "tuple", "namedtuple"):
-        items = [_value(v) for v in plain["items"]]
-        return items if kind == "list" else tuple(items)
-    if kind in ("int", "float", "bool", "str", "NoneType", "tensor"):
-        return plain["value"]
-    return plain.get("value")

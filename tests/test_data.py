@@ -21,13 +21,12 @@ from torchvision import transforms as T
 from kata.celeba import ATTRIBUTE_NAMES
 from kata.checks import lessons
 from kata.checks.book import book_eval_transform, book_train_candidates, book_train_transform
-from kata.checks.messages import describe, fail_if
+from kata.checks.messages import describe, fail_if, premise_first
 from kata.i18n import N_, _, say
 from kata.records import CELEBA
 from kata.records.transforms import steps
 
-BOOK_TRAIN = book_train_transform().transforms
-BOOK_EVAL = book_eval_transform().transforms
+BOOK = {"train_transform": book_train_transform(), "eval_transform": book_eval_transform()}
 SPLITS = ("train", "valid", "test")
 SIZES = {"train": CELEBA["n_train"], "valid": CELEBA["n_valid"]}   # the records' CelebA's (celeba_root's)
 
@@ -111,14 +110,12 @@ def label_problem(label, attr) -> str | None:
 def test_get_smile_returns_the_smiling_attribute(data):
     for case in data.cases("label")[2:]:
         (attr,), label = case.args, case.answer
-        if isinstance(label, torch.Tensor) and label.shape == () and label.dtype == attr.dtype and torch.equal(
-                label, attr[31]):
+        if label_problem(label, attr) is None and torch.equal(label, attr[31]):
             continue
         fail_if(wrong_reads(data))
         fail_if(label_problem(label, attr))
-        pytest.fail(say("get_smile(attr) must equal attr[31]\n  for {attr} it returned {value}, "
-                        "attr[31] is {smiling}", attr=attr.tolist(), value=describe(made(label)),
-                        smiling=int(attr[31])), pytrace=False)
+        fail_if(say("get_smile(attr) must equal attr[31]\n  for {attr} it returned {value}, attr[31] is {smiling}",
+                    attr=attr.tolist(), value=describe(made(label)), smiling=int(attr[31])))
 
 
 # --- the transforms -------------------------------------------------------
@@ -149,7 +146,6 @@ HAS_OTHER = N_("{which} has {yours} where the book has {books}")
 HAS_EXTRA = N_("{which} has {step}, which the book's Compose has not")
 HAS_BEFORE = N_("{which} has {early} before {late}; the book's Compose has them the other way round")
 
-CROPS = ("RandomCrop", "CenterCrop")
 SIZED = re.compile(r"\((\[\d+, \d+\]|\d+)")   # a step's size, its first argument
 RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each step's rule (ToTensor's: below)
 
@@ -157,7 +153,7 @@ RULES = {"crop": SHAPE, "Resize": SHAPE, "RandomHorizontalFlip": FLIP}   # each 
 def role(step: str) -> str:
     """What a step is for: the crop (either kind), else its class."""
     kind = step.split("(", 1)[0]
-    return "crop" if kind in CROPS else kind
+    return "crop" if kind in ("RandomCrop", "CenterCrop") else kind
 
 
 def size_of(step: str) -> str | None:
@@ -197,30 +193,6 @@ def first_difference(which: str, got: list[str], want: list[str]) -> tuple[str, 
     return lesson, say(HAS_BEFORE, which=which, early=early, late=late)
 
 
-def pipeline_problem(which: str, got, book) -> str | None:
-    """PIPELINE where ``got``, a transform's steps, differ from those of the book's ``book`` (None: the same steps,
-    or no Compose to compare: then a check's own rule says what it sees)."""
-    want = steps(T.Compose(book))
-    if not isinstance(got, list) or got == want:
-        return None
-    if (order := order_problem(which, got, book)) is not None:
-        return order
-    lesson, difference = first_difference(which, got, want)
-    return say(PIPELINE, lesson=_(lesson), difference=difference, yours=", ".join(got), books=", ".join(want))
-
-
-def learners_steps(data, which: str):
-    """The steps of the learner's ``which`` (train_transform or eval_transform), or None (no Compose, or it raised)."""
-    (case,) = [case for case in data.cases("transforms") if case.args == (which,)]
-    return None if case.raised is not None else case.answer.get("steps")
-
-
-def learners_problem(data, which: str) -> str | None:
-    """:func:`pipeline_problem` of the learner's ``which``."""
-    return pipeline_problem(f"{which}()", learners_steps(data, which),
-                            BOOK_TRAIN if which == "train_transform" else BOOK_EVAL)
-
-
 TENSOR_BEFORE_RESIZE = N_(
     "{which} has the book's steps in another order: ToTensor() comes before {late}, so Resize works on a float "
     "tensor instead of the PIL image, and the pixels differ from the book's. On a PIL image Resize interpolates the "
@@ -230,27 +202,38 @@ TENSOR_BEFORE_RESIZE = N_(
     "  yours:  Compose([{yours}])\n  book's: Compose([{books}])")
 
 
-def order_problem(which: str, got, book) -> str | None:
-    """TENSOR_BEFORE_RESIZE where ``got`` (a transform's steps) holds the book's steps, its Resize after ToTensor()
-    (only then: another order of the book's steps gives the book's pixels, or fails on its own first line)."""
-    want = steps(T.Compose(book))
-    if not isinstance(got, list) or sorted(got) != sorted(want) or got == want:
+def pipeline_problem(got, book: str, which: str = "") -> str | None:
+    """PIPELINE where ``got``, the steps of a transform (named ``which``, else ``book()``), differ from those of the
+    book's ``book`` (None: the same steps, or no Compose to compare: then a check's own rule says what it sees);
+    TENSOR_BEFORE_RESIZE where they are the book's steps, a Resize after ToTensor() (only then: another order of the
+    book's steps gives the book's pixels, or fails on its own first line)."""
+    which, want = which or f"{book}()", steps(BOOK[book])
+    if not isinstance(got, list) or got == want:
         return None
-    first = got.index("ToTensor()")
-    if not any(step.startswith("Resize(") for step in got[first + 1:]):
-        return None
-    return say(TENSOR_BEFORE_RESIZE, which=which, late=", ".join(got[first + 1:]), yours=", ".join(got),
-               books=", ".join(want))
+    yours, books = ", ".join(got), ", ".join(want)
+    late = got[got.index("ToTensor()") + 1:] if sorted(got) == sorted(want) else []
+    if any(step.startswith("Resize(") for step in late):
+        return say(TENSOR_BEFORE_RESIZE, which=which, late=", ".join(late), yours=yours, books=books)
+    lesson, difference = first_difference(which, got, want)
+    return say(PIPELINE, lesson=_(lesson), difference=difference, yours=yours, books=books)
 
 
-@pytest.mark.parametrize("which, book", [("train_transform", BOOK_TRAIN), ("eval_transform", BOOK_EVAL)],
-                         ids=["train_transform", "eval_transform"])
-def test_transform_is_the_books_compose(data, which, book):
+def learners_steps(data, which: str):
+    """The steps of the learner's ``which`` (train_transform or eval_transform), or None (no Compose, or it raised)."""
+    (case,) = [case for case in data.cases("transforms") if case.args == (which,)]
+    return None if case.raised is not None else case.answer.get("steps")
+
+
+def learners_problem(data, which: str) -> str | None:
+    return pipeline_problem(learners_steps(data, which), which)
+
+
+@pytest.mark.parametrize("which", BOOK)
+def test_transform_is_the_books_compose(data, which):
     found = data.answer("transforms", which)
-    assert "steps" in found, say(
-        "{which}() must return one transforms.Compose([...]) chaining the book's steps\n  it returned "
-        "{value}", which=which, value=describe(made(found.get("value"))))
-    fail_if(pipeline_problem(f"{which}()", found["steps"], book))
+    assert "steps" in found, say("{which}() must return one transforms.Compose([...]) chaining the book's steps\n"
+                                 "  it returned {value}", which=which, value=describe(made(found.get("value"))))
+    fail_if(pipeline_problem(found["steps"], which))
 
 
 def kinds_of(data, which):
@@ -268,32 +251,28 @@ def test_eval_transform_gives_a_3x64x64_float_tensor_in_0_1(data):
 
 def check_tensor_image(out, which, problem=None):
     """A transform's output is a 3x64x64 float32 tensor in [0, 1]; where it is not, ``problem`` (the transform's
-    :func:`pipeline_problem`, or a function that gives it, asked only then), when there is one, is the cause said."""
+    :func:`pipeline_problem`, or a function that gives it, asked only then), when there is one, is the cause said,
+    else the first rule ``out`` breaks."""
     __tracebackhide__ = True
-    wrong = tensor_image_problem(out, which)
-    if wrong is not None:
-        fail_if(problem() if callable(problem) else problem)
-        fail_if(wrong)
-
-
-def tensor_image_problem(out, which) -> str | None:
-    """The first rule of a transform's output that ``out`` breaks, said, or None."""
     if not isinstance(out, torch.Tensor):
-        return say("{lesson}\n  {which} returned {value}", lesson=_(TENSOR), which=which, value=describe(made(out)))
-    if out.shape != (3, 64, 64):
-        return say("{lesson}\n  {which} gave shape {shape}", lesson=_(SHAPE), which=which, shape=tuple(out.shape))
-    if out.dtype != torch.float32:
-        return say("{lesson}\n  {which} gave dtype {dtype}", lesson=_(FLOAT), which=which, dtype=out.dtype)
-    if not (-ROUNDING <= out.min().item() and out.max().item() <= 1.0 + ROUNDING):
-        return say("{lesson}\n  {which} gave values from {low} to {high}", lesson=_(SCALED), which=which,
-                   low=out.min().item(), high=out.max().item())
-    return None
+        wrong = say("{lesson}\n  {which} returned {value}", lesson=_(TENSOR), which=which, value=describe(made(out)))
+    elif out.shape != (3, 64, 64):
+        wrong = say("{lesson}\n  {which} gave shape {shape}", lesson=_(SHAPE), which=which, shape=tuple(out.shape))
+    elif out.dtype != torch.float32:
+        wrong = say("{lesson}\n  {which} gave dtype {dtype}", lesson=_(FLOAT), which=which, dtype=out.dtype)
+    elif not (-ROUNDING <= out.min().item() and out.max().item() <= 1.0 + ROUNDING):
+        wrong = say("{lesson}\n  {which} gave values from {low} to {high}", lesson=_(SCALED), which=which,
+                    low=out.min().item(), high=out.max().item())
+    else:
+        return
+    fail_if(problem() if callable(problem) else problem)
+    fail_if(wrong)
 
 
 def test_eval_transform_matches_the_book_exactly(data, celeba_root):
     for index, got in zip((case := data.cases("evals")[0]).args[0], case.answer["faces"]):
         image = face(celeba_root, index)
-        if same_pixels(got, T.Compose(BOOK_EVAL)(image)):
+        if same_pixels(got, BOOK["eval_transform"](image)):
             continue
         fail_if(learners_problem(data, "eval_transform"))
         resized_first = T.Compose([T.Resize([64, 64]), T.CenterCrop([178, 178]), T.ToTensor()])(image)
@@ -301,9 +280,8 @@ def test_eval_transform_matches_the_book_exactly(data, celeba_root):
             "eval_transform resizes before it crops: the 178x218 face is squashed to 64x64 and then "
             "padded. CenterCrop([178, 178]) must come first, then Resize([64, 64])")
         check_tensor_image(got, "eval_transform")
-        pytest.fail(_("eval_transform(image) differs from the book's "
-                      "Compose([CenterCrop([178, 178]), Resize([64, 64]), ToTensor()]) on a 178x218 face"),
-                    pytrace=False)
+        fail_if(_("eval_transform(image) differs from the book's Compose([CenterCrop([178, 178]), Resize([64, 64]), "
+                  "ToTensor()]) on a 178x218 face"))
 
 
 def test_eval_transform_is_deterministic(data):
@@ -315,9 +293,9 @@ def test_eval_transform_is_deterministic(data):
 
 def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
     """The book's tensor under each seed, or (its steps, drawn in transforms.v2's order) one of its crops and flips."""
-    if all(same_pixels(got, run(T.Compose(BOOK_TRAIN), image, seed)) for got, seed in zip(outs, seeds)):
+    if all(same_pixels(got, run(BOOK["train_transform"], image, seed)) for got, seed in zip(outs, seeds)):
         return True
-    if transform_steps != steps(T.Compose(BOOK_TRAIN)):
+    if transform_steps != steps(BOOK["train_transform"]):
         return False
     possible = book_train_candidates(image)
     return all(any(same_pixels(got, want) for want in possible) for got in outs)
@@ -325,22 +303,21 @@ def like_the_books_train_transform(outs, transform_steps, image, seeds) -> bool:
 
 def test_train_transform_matches_the_book_under_the_same_seed(data, celeba_root):
     found = (case := data.cases("train_seeds")[0]).answer
-    problem = pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN)
+    problem = pipeline_problem(found["steps"], "train_transform")
     check_tensor_image(found["outs"][0], "train_transform", problem)
     same = like_the_books_train_transform(found["outs"][:6], found["steps"], face(celeba_root, case.args[0]), range(6))
-    if not same:
-        fail_if(problem)
-    assert same, _(
-        "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
-        "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]): "
-        "same steps, same order, same sizes, default flip probability 0.5")
+    with premise_first(lambda: problem):
+        assert same, _(
+            "under torch.manual_seed(0) to (5), train_transform(image) differs from the book's "
+            "Compose([RandomCrop([178, 178]), RandomHorizontalFlip(), Resize([64, 64]), ToTensor()]): "
+            "same steps, same order, same sizes, default flip probability 0.5")
 
 
 def test_train_transform_is_random(data):
     found = data.cases("train_seeds")[0].answer
     outs = [pixels(out) for out in found["outs"]]
     if all(torch.equal(outs[0], o) for o in outs[1:]):
-        fail_if(pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN))
+        fail_if(pipeline_problem(found["steps"], "train_transform"))
         fail_if(say("{lesson}\n  train_transform gave the same tensor 8 times for one image", lesson=_(AUGMENT)))
 
 
@@ -355,7 +332,7 @@ def pixels(out) -> torch.Tensor:
 def test_train_transform_flips_about_half_the_time(data):
     # Left half black, right half white: after a flip, the left half is the brighter one.
     found = data.cases("train_seeds")[0].answer
-    problem = pipeline_problem("train_transform()", found["steps"], BOOK_TRAIN)
+    problem = pipeline_problem(found["steps"], "train_transform")
     check_tensor_image(found["first"], "train_transform", problem)   # the form first: a 3x64x64 float image
     flips = found["flips"]
     if not 70 <= flips <= 130:
@@ -366,11 +343,10 @@ def test_train_transform_flips_about_half_the_time(data):
 def test_crop_happens_before_resize(data):
     # A white band in the 20 rows CenterCrop(178) cuts off: cropped first, it is gone; resized first, it shows.
     out = torch.stack([pixels(out) for out in data.cases("evals")[0].answer["band"]])
-    if out.max().item() >= 0.05:
-        fail_if(learners_problem(data, "eval_transform"))
-    assert out.max().item() < 0.05, _(
-        "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
-        "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
+    with premise_first(lambda: learners_problem(data, "eval_transform")):
+        assert out.max().item() < 0.05, _(
+            "eval_transform kept the bottom rows that a 178x178 centre crop removes: crop first "
+            "(CenterCrop([178, 178])), then Resize([64, 64]), so a 178x218 face keeps its proportions")
 
 
 # --- the splits -----------------------------------------------------------
@@ -473,9 +449,8 @@ def the_splits(data, *checked):
 def test_load_splits_sizes_and_first_items(data):
     case, found = the_splits(data)
     for name, one, n in zip(SPLITS, found, case.args[:2]):
-        assert one["subset"], say(
-            "the {name} set is a {kind}; the book takes the first n images with "
-            "torch.utils.data.Subset(ds, torch.arange(n))", name=name, kind=one["kind"])
+        assert one["subset"], say("the {name} set is a {kind}; the book takes the first n images with "
+                                  "torch.utils.data.Subset(ds, torch.arange(n))", name=name, kind=one["kind"])
         assert one["len"] == n, say("the {name} set has {size} images, asked for the first {n}", name=name,
                                     size=one["len"], n=n)
         fail_if(first_items_problem(one["indices"], n, name))
@@ -493,7 +468,6 @@ FIRST_ITEMS = N_("the train and valid subsets hold the FIRST n images of their s
 
 
 def first_items_problem(indices, n, name) -> str | None:
-    """FIRST_ITEMS when a Subset's ``indices`` are not the first ``n`` items of its split (else None)."""
     return None if indices == list(range(n)) else say(FIRST_ITEMS, name=name, items=indices[:12], last=n - 1)
 
 
@@ -523,50 +497,45 @@ def test_load_splits_labels_are_the_smiling_attribute(data, celeba_root):
         for i, (label, filename) in enumerate(zip(one["labels"], one["files"])):
             fail_if(item_label_problem(data, label, say("{name}[{index}]'s label", name=name, index=i)))
             if bool(label) != smiling[filename]:
-                fail_if(wrong_reads(data))
+                fail_if(wrong_reads(data))   # not premise_first: an error get_smile raises stays this check's error
             assert bool(label) == smiling[filename], say(
-                "{name}[{index}] ({filename}) is labelled {label}, but its Smiling attribute is "
-                "{smiling}: the target_transform must pick attribute 31", name=name, index=i, filename=filename,
+                "{name}[{index}] ({filename}) is labelled {label}, but its Smiling attribute is {smiling}: the "
+                "target_transform must pick attribute 31", name=name, index=i, filename=filename,
                 label=int(label), smiling=int(smiling[filename]))
 
 
-def split_problem(data, name: str, got) -> str | None:
-    """:func:`pipeline_problem` of the transform of split ``name`` (its steps ``got``), named as the learner's function
-    it is; None where the split has the learner's other transform (the split's own rule says so)."""
-    which = "train_transform" if name == "train" else "eval_transform"
-    other = "eval_transform" if name == "train" else "train_transform"
-    if got == learners_steps(data, which):
-        return learners_problem(data, which)
-    if got == learners_steps(data, other):
+def splits_problem(data, index: int) -> str | None:
+    """:func:`pipeline_problem` of the transform of split ``index`` (of the record ``splits``), named as the learner's
+    function it is; None where the record raised, the split has no transform, or it has the learner's other
+    transform (the split's own rule says so)."""
+    (case,) = data.cases("splits")
+    if case.raised is not None or (one := case.answer["sets"][index])["outs"] is None:
         return None
-    return pipeline_problem(say("the {name} split's transform", name=name), got,
-                            BOOK_TRAIN if name == "train" else BOOK_EVAL)
-
-
-def splits_problem(data, found, index: int) -> str | None:
-    """:func:`split_problem` of split ``index`` of those the record ``splits`` ``found`` (None: it has no transform)."""
-    one = found[index]
-    return None if one["outs"] is None else split_problem(data, SPLITS[index], one["steps"])
+    which, other = ("train_transform", "eval_transform") if index == 0 else ("eval_transform", "train_transform")
+    if one["steps"] == learners_steps(data, which):
+        return learners_problem(data, which)
+    if one["steps"] == learners_steps(data, other):
+        return None
+    return pipeline_problem(one["steps"], which, say("the {name} split's transform", name=SPLITS[index]))
 
 
 def test_load_splits_augments_only_the_training_split(data, celeba_root):
     case, found = the_splits(data, "train", "valid")
     for i, (name, one) in enumerate(zip(SPLITS, found)):
         check_tensor_image(one["x"], say("the {name} split's transform", name=name),
-                           lambda i=i: splits_problem(data, found, i))
+                           lambda i=i: splits_problem(data, i))
     image, seeds = face(celeba_root, case.args[2]), case.args[3]
-    for i, (name, one, book) in enumerate(zip(SPLITS, found, (BOOK_TRAIN, BOOK_EVAL, BOOK_EVAL))):
+    for i, (name, one) in enumerate(zip(SPLITS, found)):
         assert one["outs"] is not None, say("the {name} split has no transform", name=name)
         if name == "train":
             same = like_the_books_train_transform(one["outs"], one["steps"], image, seeds)
         else:
-            same = all(same_pixels(got, run(T.Compose(book), image, seed)) for got, seed in zip(one["outs"], seeds))
-        if not same:
-            fail_if(splits_problem(data, found, i))
-        assert same, say(
-            "the {name} split's transform is not the book's {transform}: random augmentation on training images "
-            "only, the centre crop on valid and test", name=name,
-            transform="train_transform()" if name == "train" else "eval_transform()")
+            same = all(same_pixels(got, run(BOOK["eval_transform"], image, seed))
+                       for got, seed in zip(one["outs"], seeds))
+        with premise_first(lambda i=i: splits_problem(data, i)):
+            assert same, say("the {name} split's transform is not the book's {transform}: random augmentation on "
+                             "training images only, the centre crop on valid and test", name=name,
+                             transform="train_transform()" if name == "train" else "eval_transform()")
 
 
 REFUSE = N_("load_splits must raise ValueError when asked for more images than a split has, saying how many it has "
@@ -604,13 +573,10 @@ MISSING = N_("load_splits must let kata.celeba.CelebA's error for a missing data
 def test_load_splits_passes_on_a_missing_dataset_error(data):
     err = data.cases("asked")[5].answer
     if err is None:
-        pytest.fail(say("{missing}\n  with no dataset under root, it returned without an error", missing=_(MISSING)),
-                    pytrace=False)
-    if "kata data" not in err["text"]:
-        fail_if(torchvision_problem(err["kind"], err["text"]))
-    assert "kata data" in err["text"], say(
-        "{missing}\n  with no dataset under root, it raised {kind}: {error}", missing=_(MISSING),
-        kind=err["kind"], error=err["text"])
+        fail_if(say("{missing}\n  with no dataset under root, it returned without an error", missing=_(MISSING)))
+    with premise_first(lambda: torchvision_problem(err["kind"], err["text"])):
+        assert "kata data" in err["text"], say("{missing}\n  with no dataset under root, it raised {kind}: {error}",
+                                               missing=_(MISSING), kind=err["kind"], error=err["text"])
 
 
 # --- the loaders ----------------------------------------------------------
@@ -618,18 +584,13 @@ def test_load_splits_passes_on_a_missing_dataset_error(data):
 
 def test_make_loaders_default_batch_size_is_32(data):
     sizes = [made(size) for size in load(data, data.cases("loaders")[0])]
-    assert sizes == [32, 32, 32], say(
-        "make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches by 32: "
-        "def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
+    assert sizes == [32, 32, 32], say("make_loaders(train, valid, test) gave batch sizes {sizes}; the book batches "
+                                      "by 32: def make_loaders(train, valid, test, batch_size=32)", sizes=sizes)
 
 
 def test_make_loaders_batches_every_image_once(data):
     found = load(data, data.cases("loaders")[1])
     assert found is not None, _("make_loaders returns (train_dl, valid_dl, test_dl)")
-    def problem(i):   # the transform of the split loader i batches, asked where its image is not the book's
-        (case,) = data.cases("splits")
-        return None if case.raised is not None else splits_problem(data, case.answer["sets"], i)
-
     for i, (name, one) in enumerate(zip(("train_dl", "valid_dl", "test_dl"), found)):
         assert one["loader"], say("{name} is a {kind}, not a torch DataLoader", name=name, kind=one["kind"])
         assert one["batch_size"] == 8, say("{name} has batch_size={size}; pass batch_size on to the DataLoader",
@@ -640,21 +601,18 @@ def test_make_loaders_batches_every_image_once(data):
             "{name} gave batches of {sizes} for {n} images with batch_size=8; every image once, "
             "the last batch may be smaller (drop_last=False, the default)", name=name, sizes=sizes, n=n)
         images, labels = one["first"]
-        assert images == 8 and labels == 8, say(
-            "{name} gave a first batch of {images} images and {labels} labels with batch_size=8", name=name,
-            images=images, labels=labels)
-        check_tensor_image(one["x"], say("an image of {name}", name=name), lambda i=i: problem(i))
+        assert images == 8 and labels == 8, say("{name} gave a first batch of {images} images and {labels} labels "
+                                                "with batch_size=8", name=name, images=images, labels=labels)
+        check_tensor_image(one["x"], say("an image of {name}", name=name), lambda i=i: splits_problem(data, i))
 
 
 def test_only_the_training_loader_shuffles(data):
     found = load(data, data.cases("loaders")[2])
-    assert found["random"], _(
-        "train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each epoch sees "
-        "the training images in a new order")
+    assert found["random"], _("train_dl does not shuffle: DataLoader(train, batch_size, shuffle=True), so each "
+                              "epoch sees the training images in a new order")
     for name, sequential in zip(("valid_dl", "test_dl"), found["sequential"]):
-        assert sequential, say(
-            "{name} shuffles; only the training loader does (the scores don't depend on order, and a "
-            "fixed order makes runs comparable)", name=name)
+        assert sequential, say("{name} shuffles; only the training loader does (the scores don't depend on order, "
+                               "and a fixed order makes runs comparable)", name=name)
     for label in found["label"]:
         fail_if(item_label_problem(data, label, _("train_dl's first label")))
     assert found["orders"] > 1, _("four passes over train_dl gave the labels in the same order: it does not shuffle")

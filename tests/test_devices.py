@@ -47,9 +47,8 @@ def kind(value) -> str:
 
 
 def same_dict(path: str, was: str, keys: list, b) -> None:
-    """Assert that ``b``, at ``path`` of a result, is a dict with ``keys`` in order, as the dict (of type ``was``)
-    it was made from: a dict (plain, OrderedDict, defaultdict, ...) comes back as a dict with the same keys in the
-    same order; its own type is welcome, not required."""
+    """Assert that ``b``, at ``path`` of a result, is a dict with ``keys`` in order, as the dict (a ``was``: plain,
+    OrderedDict, defaultdict, ...) it was made from; its own type is welcome, not required."""
     __tracebackhide__ = True
     assert isinstance(b, dict), say(
         "a dict came back as another kind of container: rebuild each dict as a dict, the same keys in the same "
@@ -73,18 +72,23 @@ def same_sequence(path: str, was: type, length: int, b) -> None:
         "has {new}", path=path, old=length, new=len(b))
 
 
-def same_shape(a, b, path="obj"):
-    """Assert that b has a's container structure (same_dict, same_sequence); yield (path, leaf_a, leaf_b)."""
+def same_shape(a, b, path="obj", others=True):
+    """Assert that b has a's container structure (same_dict, same_sequence) and, with ``others``, each value of a that
+    is not a tensor at its place in b; yield (path, tensor of a, what b holds at its place)."""
     if isinstance(a, dict):
         same_dict(path, type(a).__name__, list(a), b)
         for k in a:
-            yield from same_shape(a[k], b[k], f"{path}[{k!r}]")
+            yield from same_shape(a[k], b[k], f"{path}[{k!r}]", others)
     elif isinstance(a, (list, tuple)):
         same_sequence(path, type(a), len(a), b)
         for i, (x, y) in enumerate(zip(a, b)):
-            yield from same_shape(x, y, f"{path}[{i}]")
-    else:
+            yield from same_shape(x, y, f"{path}[{i}]", others)
+    elif isinstance(a, torch.Tensor):
         yield path, a, b
+    else:
+        assert not others or b is a or b == a, say(
+            "a value that is not a tensor must pass through unchanged\n"
+            "  {path} was {old} and became {new}", path=path, old=describe(a), new=describe(b))
 
 
 CHANGED_INPUT = N_("a function changed the object it was given: to_device and to_python build new containers and "
@@ -94,9 +98,7 @@ CHANGED_INPUT = N_("a function changed the object it was given: to_device and to
 def assert_unchanged(found: dict | None, call: str):
     """``found``: the first change a record saw in what ``call`` was given (None: none)."""
     __tracebackhide__ = True
-    if found is not None:
-        found = Change(found["path"], (), found["kind"], found["before"], found["after"])
-    assert found is None, say(CHANGED_INPUT, call=call, found=found)
+    assert found is None, say(CHANGED_INPUT, call=call, found=Change(keys=(), **found))
 
 
 # --- pick_device ----------------------------------------------------------------
@@ -153,12 +155,11 @@ def module_device(devices, kind, case):
 
 
 def test_device_of_a_module_is_its_first_parameters_then_buffers(devices):
-    got = devices.answer("device_of_module", "built on the CPU")
-    if got != torch.device("cpu"):
-        fail_if(say(MODULE_DEVICE, case=_("for a model built on the CPU"), got=repr(got)))
-    got = devices.answer("device_of_module", "moved")
-    if got != ELSEWHERE:
-        fail_if(say(MODULE_DEVICE, case=say("after model.to(device) to {meta}", meta=_(META)), got=repr(got)))
+    for kind, where, case in (("built on the CPU", torch.device("cpu"), _("for a model built on the CPU")),
+                              ("moved", ELSEWHERE, say("after model.to(device) to {meta}", meta=_(META)))):
+        got = devices.answer("device_of_module", kind)
+        if got != where:
+            fail_if(say(MODULE_DEVICE, case=case, got=repr(got)))
     got = module_device(devices, "buffers only", _("a module with a buffer and no parameters"))
     assert got == ELSEWHERE, say(
         "a module with no parameters but a buffer lives where its first buffer is: look at model.buffers() next\n"
@@ -180,9 +181,8 @@ def test_assignment_moves_nothing(devices):
     got_b, got_a = devices.answer("device_of_scenes")["assignment"]
     assert got_b == torch.device("cpu") and got_a == ELSEWHERE, say(
         "after `b = a; a = a.to(device)`, b is still the CPU tensor and a the moved one: assignment only binds a "
-        "name, and Tensor.to returns a new tensor\n"
-        "  device_of(b) gave {got_b!r}, device_of(a) gave {got_a!r}; the device is "
-        "{meta}", got_b=got_b, got_a=got_a, meta=_(META))
+        "name, and Tensor.to returns a new tensor\n  device_of(b) gave {got_b!r}, device_of(a) gave {got_a!r}; the "
+        "device is {meta}", got_b=got_b, got_a=got_a, meta=_(META))
 
 
 def test_module_to_moves_in_place_and_tensor_to_returns_a_new_tensor(devices):
@@ -199,35 +199,24 @@ def test_float_changes_the_dtype_never_the_device(devices):
     total, as_float = devices.answer("device_of_scenes")["float"]
     assert total == ELSEWHERE and as_float == ELSEWHERE, say(
         "0 + is_correct.sum() is still a tensor on the device, and so is .float() of it: only .item(), "
-        ".tolist() or .cpu() bring the value to the host\n"
-        "  device_of gave {total!r} and {as_float!r}; the tensors are on "
-        "{meta}", total=total, as_float=as_float, meta=_(META))
+        ".tolist() or .cpu() bring the value to the host\n  device_of gave {total!r} and {as_float!r}; the tensors "
+        "are on {meta}", total=total, as_float=as_float, meta=_(META))
 
 
 # --- to_device ------------------------------------------------------------------
 
 
-def moved_problem(obj, moved, device, call: str) -> None:
-    """Every tensor of ``obj`` is in ``moved``, at its place, on ``device`` (a torch.device), of its shape and dtype;
-    every other value passes through."""
-    for path, old, new in same_shape(obj, moved):
-        if isinstance(old, torch.Tensor):
-            if not (isinstance(new, torch.Tensor) and new.device.type == device.type):
+def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
+    call = f"to_device(obj, {_(META)})"
+    for case in devices.cases("to_device_nest"):
+        (obj,), found = case.args, case.answer
+        for path, old, new in same_shape(obj, found["out"]):   # each tensor moved, of its shape and dtype
+            if not (isinstance(new, torch.Tensor) and new.device.type == ELSEWHERE.type):
                 fail_if(say(NOT_MOVED, call=call, path=path, value=describe(new)))
             assert new.shape == old.shape and new.dtype == old.dtype, say(
                 "a tensor changed its shape or dtype on the way: t.to(device) keeps both\n"
                 "  {path} was {old} of {old_dtype}, it became {new} of {new_dtype}",
                 path=path, old=describe(old), old_dtype=old.dtype, new=describe(new), new_dtype=new.dtype)
-        else:
-            assert new is old or new == old, say(
-                "a value that is not a tensor must pass through unchanged\n"
-                "  {path} was {old} and became {new}", path=path, old=describe(old), new=describe(new))
-
-
-def test_to_device_moves_every_tensor_and_keeps_the_structure(devices):
-    for case in devices.cases("to_device_nest"):
-        (obj,), found = case.args, case.answer
-        moved_problem(obj, found["out"], ELSEWHERE, f"to_device(obj, {_(META)})")
         assert_unchanged(found["input"], "to_device(obj, meta)")
 
 
@@ -243,23 +232,16 @@ def test_to_device_rebuilds_each_kind_of_container(devices, container):
         same_sequence("obj", {"named tuple": Pair, "list": list, "tuple": tuple}[container], 2, moved)
         (batch, step), inner = moved, "obj[0]"
     same_sequence(inner, Pair, 2, batch)
+    call = N_("to_device({container} of a named tuple, {meta})")
     if not isinstance(batch.first, torch.Tensor) or batch.first.device != ELSEWHERE:
-        fail_if(say(NOT_MOVED, call=say("to_device({container} of a named tuple, {meta})", container=container,
-                                        meta=_(META)),
-                    path=_("the inner tensor"), value=describe(batch.first)))
+        fail_if(say(NOT_MOVED, call=say(call, container=container, meta=_(META)), path=_("the inner tensor"),
+                    value=describe(batch.first)))
     assert step == 3, say("a value that is not a tensor must pass through unchanged\n  3 became {value}",
                           value=describe(step))
-    assert_unchanged(found["input"], say("to_device({container} of a named tuple, {meta})", container=container,
-                                         meta="meta"))
+    assert_unchanged(found["input"], say(call, container=container, meta="meta"))
 
 
 # --- to_python ------------------------------------------------------------------
-
-
-def python_type_for(t: torch.Tensor):
-    if t.dtype == torch.bool:
-        return bool
-    return float if t.dtype.is_floating_point else int
 
 
 NOT_PLAIN = N_("a tensor did not become plain Python: .item() for a 0-d tensor, .tolist() for larger ones (both copy "
@@ -284,7 +266,7 @@ def plain_problem(what: str, old: torch.Tensor, new) -> str | None:
     if isinstance(new, (torch.Tensor, np.ndarray, np.generic)):
         return _(NOT_PLAIN) + "\n" + say(BECAME, what=what, old=describe(old), new=describe(new))
     expected = old.detach().tolist()
-    if old.ndim == 0 and type(new) is not python_type_for(old):
+    if old.ndim == 0 and type(new) is not type(expected):   # .item()'s type: bool, float or int by the dtype
         return say(BY_DTYPE, what=what, old=describe(old), dtype=old.dtype, new=describe(new), expected=repr(expected))
     if not (new == expected or (new != new and expected != expected)):
         return say(OTHER_VALUES, what=what, new=repr(new), expected=repr(expected))
@@ -295,7 +277,7 @@ GRAD = N_("a tensor that requires grad converts too: .item() works on it, and .t
           ".detach() (NumPy refuses a tensor that requires grad)\n  to_python({tensor}) {outcome}")
 
 
-def converted(case, grad=None, answer=lambda found: found):
+def converted(case, grad=None):
     """The answer of a case of to_python; NumPy's refusal of a tensor that requires grad (``grad``, in words)
     fails the check with GRAD."""
     __tracebackhide__ = True
@@ -303,19 +285,14 @@ def converted(case, grad=None, answer=lambda found: found):
     if exc is not None and numpy_refusal(exc) == "grad":
         fail_if(say(GRAD, tensor=grad or describe(case.args[0]),
                     outcome=say("raised {error}: {message}", error=type(exc).__name__, message=str(exc))))
-    return answer(case.answer)
+    return case.answer
 
 
 def test_to_python_gives_plain_python_values(devices):
     for case in devices.cases("to_python_nest"):
         (obj,), found = case.args, converted(case)
         for path, old, new in same_shape(obj, found["out"]):
-            if isinstance(old, torch.Tensor):
-                fail_if(plain_problem(path, old, new))
-            else:
-                assert new is old or new == old, say(
-                    "a value that is not a tensor must pass through unchanged\n"
-                    "  {path} was {old} and became {new}", path=path, old=describe(old), new=describe(new))
+            fail_if(plain_problem(path, old, new))
         assert_unchanged(found["input"], "to_python(obj)")
 
 
@@ -402,14 +379,12 @@ def test_to_device_and_to_python_round_trip_through_the_accelerator(devices, acc
         # First: to_python is given what to_device gave, so an input changed in place changes both answers.
         assert_unchanged(found["input"], say("to_device(obj, {device}), then to_python of what it gave",
                                              device=accelerator))
-        for path, old, new in same_shape(obj, found["moved"]):
-            if isinstance(old, torch.Tensor):
-                if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
-                    call = f"to_device(obj, {accelerator})"
-                    fail_if(say(NOT_MOVED, call=call, path=path, value=describe(new)))
-        for path, old, new in same_shape(obj, found["plain"]):
-            if isinstance(old, torch.Tensor):
-                fail_if(plain_problem(say("{path}, moved to {device},", path=path, device=accelerator), old, new))
+        for path, _old, new in same_shape(obj, found["moved"], others=False):
+            if not (isinstance(new, torch.Tensor) and new.device.type == accelerator.type):
+                call = f"to_device(obj, {accelerator})"
+                fail_if(say(NOT_MOVED, call=call, path=path, value=describe(new)))
+        for path, old, new in same_shape(obj, found["plain"], others=False):
+            fail_if(plain_problem(say("{path}, moved to {device},", path=path, device=accelerator), old, new))
 
 
 @pytest.mark.cuda
@@ -417,13 +392,12 @@ def test_host_copy_of_an_accelerator_tensor(devices, accelerator):
     (case,) = devices.cases("host_copy_accelerator")
     (scale,), got = case.args, case.answer
     expected = torch.arange(6.0).reshape(2, 3) * scale
+    given = describe(expected.to(accelerator).requires_grad_())
     assert (isinstance(got, torch.Tensor) and got.device == torch.device("cpu")
             and torch.equal(got.detach(), expected)), say(
         "host_copy of an accelerator tensor is a CPU tensor with the same values\n"
-        "  host_copy of {value} gave {got}", value=describe(expected.to(accelerator).requires_grad_()),
-        got=describe(got))
-    assert not got.requires_grad and got.grad_fn is None, say(
-        HISTORY, value=describe(expected.to(accelerator).requires_grad_()), got=describe(got))
+        "  host_copy of {value} gave {got}", value=given, got=describe(got))
+    assert not got.requires_grad and got.grad_fn is None, say(HISTORY, value=given, got=describe(got))
 
 
 @pytest.mark.cuda

@@ -118,22 +118,17 @@ PROBABILITIES = N_("the model's outputs must be probabilities in (0, 1): the las
 
 def test_output_is_one_probability_per_image(model):
     with premise_first(lambda: layers_problem(model)):
-        outputs_are_probabilities(model)
-
-
-def outputs_are_probabilities(model):
-    __tracebackhide__ = True
-    for case in model.cases("output"):
-        (batch, _seed), y = case.args, out(case.answer)
-        assert isinstance(y, torch.Tensor), say(
-            "the model must return a tensor of probabilities\n  it returned a {kind}", kind=type(y).__name__)
-        assert y.shape == (batch, 1), say(
-            "the model must give one score per image, shape (N, 1): AvgPool2d(8) takes the 8x8 maps to 1x1, "
-            "Flatten makes (N, 256), Linear(256, 1) one score each\n  for a batch of {batch} images of 3x64x64 "
-            "the output has shape {shape}", batch=batch, shape=tuple(y.shape))
-        assert y.dtype == torch.float32, say("the model's output must be float32\n  its dtype is {dtype}",
-                                             dtype=y.dtype)
-        assert bool(((y > 0) & (y < 1)).all()), say(PROBABILITIES, outputs=y.flatten().tolist())
+        for case in model.cases("output"):
+            (batch, _seed), y = case.args, out(case.answer)
+            assert isinstance(y, torch.Tensor), say(
+                "the model must return a tensor of probabilities\n  it returned a {kind}", kind=type(y).__name__)
+            assert y.shape == (batch, 1), say(
+                "the model must give one score per image, shape (N, 1): AvgPool2d(8) takes the 8x8 maps to 1x1, "
+                "Flatten makes (N, 256), Linear(256, 1) one score each\n  for a batch of {batch} images of 3x64x64 "
+                "the output has shape {shape}", batch=batch, shape=tuple(y.shape))
+            assert y.dtype == torch.float32, say("the model's output must be float32\n  its dtype is {dtype}",
+                                                 dtype=y.dtype)
+            assert bool(((y > 0) & (y < 1)).all()), say(PROBABILITIES, outputs=y.flatten().tolist())
 
 
 INITIAL = N_("build the layers in the book's order with PyTorch's default initialisation, and draw no random numbers "
@@ -146,33 +141,29 @@ def test_initial_weights_are_the_books_under_manual_seed_1(model):
     # shape checks (`model(torch.ones((4, 3, 64, 64)))` in train mode: its dropout draws): PyTorch's default init.
     # Compared only where the layers are the book's and each call builds a new model, drawn from the caller's seed.
     with premise_first(lambda: layers_problem(model) or new_model_problem(model)):
-        initial_weights_are_the_books(model)
-
-
-def initial_weights_are_the_books(model):
-    __tracebackhide__ = True
-    for case in model.cases("initial"):
-        found, got, want = case.answer, case.answer["weighted"], book(model, "initial", *case.args)["weighted"]
-        assert [(m["name"], m["shapes"]) for m in got] == [(m["name"], m["shapes"]) for m in want], say(
-            "the model's layers with weights differ from the book's in kind or in the shapes of their weights, so "
-            "their initial weights can't be compared (test_layers_match_the_book_in_order says which)\n  yours: "
-            "{layers}", layers=", ".join(describe(m) for m in got))
-        *convs, (got_fc, _want_fc) = zip(got, want)
-        for i, (g, w) in enumerate(convs):
-            for name, a, b in zip(("weight", "bias"), g["sha"], w["sha"]):
-                assert a == b, say(
-                    "the convolutions' initial weights differ from the book's under torch.manual_seed(1): {initial}\n"
-                    "  the {name} of {layer} (convolution {index} of 4) differs",
-                    initial=_(INITIAL), name=name, layer=describe(g), index=i + 1)
-        bound = 1 / got_fc["in_features"] ** 0.5
-        weight, bias = (p.detach() for p in found["last"])
-        spread = weight.std().item() if weight.numel() > 1 else 0.0
-        assert weight.abs().max().item() <= bound and bias.abs().max().item() <= bound and spread > 0.3 * bound, say(
-            "the Linear layer's initial weights are not PyTorch's default initialisation (uniform in "
-            "+-1/sqrt(in_features), here +-0.0625): don't re-initialise the layers, nn.Linear(256, 1) sets them\n"
-            "  its weights range over [{low:.4f}, {high:.4f}] with a standard "
-            "deviation of {spread:.4f}, its bias is {bias}",
-            low=weight.min().item(), high=weight.max().item(), spread=spread, bias=bias.flatten().tolist())
+        for case in model.cases("initial"):
+            found, got, want = case.answer, case.answer["weighted"], book(model, "initial", *case.args)["weighted"]
+            assert [(m["name"], m["shapes"]) for m in got] == [(m["name"], m["shapes"]) for m in want], say(
+                "the model's layers with weights differ from the book's in kind or in the shapes of their weights, so "
+                "their initial weights can't be compared (test_layers_match_the_book_in_order says which)\n  yours: "
+                "{layers}", layers=", ".join(describe(m) for m in got))
+            *convs, (got_fc, _want_fc) = zip(got, want)
+            for i, (g, w) in enumerate(convs):
+                for name, a, b in zip(("weight", "bias"), g["sha"], w["sha"]):
+                    assert a == b, say("the convolutions' initial weights differ from the book's under "
+                                       "torch.manual_seed(1): {initial}\n  the {name} of {layer} (convolution "
+                                       "{index} of 4) differs", initial=_(INITIAL), name=name, layer=describe(g),
+                                       index=i + 1)
+            bound = 1 / got_fc["in_features"] ** 0.5
+            weight, bias = (p.detach() for p in found["last"])
+            spread = weight.std().item() if weight.numel() > 1 else 0.0
+            small = weight.abs().max().item() <= bound and bias.abs().max().item() <= bound
+            assert small and spread > 0.3 * bound, say(
+                "the Linear layer's initial weights are not PyTorch's default initialisation (uniform in "
+                "+-1/sqrt(in_features), here +-0.0625): don't re-initialise the layers, nn.Linear(256, 1) sets them\n"
+                "  its weights range over [{low:.4f}, {high:.4f}] with a standard "
+                "deviation of {spread:.4f}, its bias is {bias}",
+                low=weight.min().item(), high=weight.max().item(), spread=spread, bias=bias.flatten().tolist())
 
 
 def test_build_model_leaves_placement_to_the_caller(model):
@@ -209,21 +200,16 @@ def test_each_call_builds_a_new_model(model):
 
 def test_dropout_is_active_in_train_mode_only(model):
     with premise_first(lambda: layers_problem(model)):
-        dropout_in_train_mode_only(model)
-
-
-def dropout_in_train_mode_only(model):
-    __tracebackhide__ = True
-    found = model.cases("dropout")[0].answer
-    first = out(found["train"][0]).flatten()   # the premises: probabilities, and not one value for every image
-    assert bool(((first > 0) & (first < 1)).all()), say(PROBABILITIES, outputs=first.tolist())
-    assert first.numel() < 2 or not bool((first == first[0]).all()), say(
-        "the model gives {value} for every image of the batch, whatever the image, so no layer before the last can "
-        "show in its output (a Dropout neither)\n  outputs in train() mode: {outputs}", value=first[0].item(),
-        outputs=first.tolist())
-    assert not torch.equal(*map(out, found["train"])), _(
-        "in train() mode two forward passes gave the same output: the model has no active Dropout(0.5) "
-        "after the first two blocks")
-    assert torch.equal(*map(out, found["eval"])), _(
-        "in eval() mode the output changes between calls: nothing random may run in eval mode (nn.Dropout stops "
-        "dropping there; a random op of your own does not)")
+        found = model.cases("dropout")[0].answer
+        first = out(found["train"][0]).flatten()   # the premises: probabilities, and not one value for every image
+        assert bool(((first > 0) & (first < 1)).all()), say(PROBABILITIES, outputs=first.tolist())
+        assert first.numel() < 2 or not bool((first == first[0]).all()), say(
+            "the model gives {value} for every image of the batch, whatever the image, so no layer before the last can "
+            "show in its output (a Dropout neither)\n  outputs in train() mode: {outputs}", value=first[0].item(),
+            outputs=first.tolist())
+        assert not torch.equal(*map(out, found["train"])), _(
+            "in train() mode two forward passes gave the same output: the model has no active Dropout(0.5) "
+            "after the first two blocks")
+        assert torch.equal(*map(out, found["eval"])), _(
+            "in eval() mode the output changes between calls: nothing random may run in eval mode (nn.Dropout stops "
+            "dropping there; a random op of your own does not)")

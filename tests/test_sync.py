@@ -24,7 +24,7 @@ import torch
 from kata.checks import lessons
 from kata.checks.book import book_epoch
 from kata.checks.loop import graph_kept, loss_function_problem, means_problem, measures, training_problem
-from kata.checks.messages import describe, explained_learner_errors, fail_if, premise_first
+from kata.checks.messages import describe, device_type, explained_learner_errors, fail_if, premise_first
 from kata.i18n import N_, _, say
 from kata.records.doubles import N_TRAIN, HostBatch, Log, tiny_data, tiny_setup
 
@@ -49,12 +49,13 @@ SUMS_ON_THE_CPU = N_(
     "'Expected all tensors to be on the same device')")
 
 
-def mixed_cause(names: dict) -> str | None:
-    """For PyTorch's error for two devices in one op: the cause, from train_epoch's frame, or None."""
-    if any(type(v) is HostBatch for v in names.values()):
+def mixed_cause(places: dict) -> str | None:
+    """For PyTorch's error for two devices in one op: the cause, from where train_epoch's frame's tensors were
+    (kata.checks.messages.placed_of), or None."""
+    if any(p["class"] == HostBatch.__name__ for p in places.values()):
         return _(BATCH_NOT_MOVED)
-    tensors = [v for v in names.values() if isinstance(v, torch.Tensor)]
-    if any(t.device.type == "cpu" for t in tensors) and any(t.device.type != "cpu" for t in tensors):
+    tensors = [device_type(p) for p in places.values() if p["kind"] == "tensor"]
+    if "cpu" in tensors and any(t != "cpu" for t in tensors):
         return _(SUMS_ON_THE_CPU)
     return None
 

@@ -22,7 +22,6 @@ import re
 
 import pytest
 import torch
-from torch import nn
 
 import kata.checks.book
 from kata.checks import lessons
@@ -31,6 +30,7 @@ from kata.checks.declared import losses_problem, optimizers_problem
 from kata.checks.loop import loss_function_problem, means_problem, measures, training_problem
 from kata.checks.messages import (
     describe,
+    device_type,
     entry_kind,
     explained_learner_errors,
     fail_if,
@@ -69,18 +69,18 @@ DEVICE_NONE = N_("device=None means the model's own device (that of its first pa
 
 
 def mixed_cause(function: str, device):
-    """For PyTorch's error for two devices in one op: the cause, from the learner's frame (a batch
-    still as the loader gave it, a model left on the CPU, device=None taken for the CPU), or None."""
+    """For PyTorch's error for two devices in one op: the cause, from where the learner's frame's tensors and
+    models were (kata.checks.messages.placed_of: a batch still as the loader gave it, a model left on the CPU,
+    device=None taken for the CPU), or None."""
 
-    def cause(names: dict) -> str | None:
-        if any(type(v) is HostBatch for v in names.values()):
+    def cause(places: dict) -> str | None:
+        if any(p["class"] == HostBatch.__name__ for p in places.values()):
             return _(lessons.BATCH_NOT_MOVED)
-        models = [m for m in names.values() if isinstance(m, nn.Module) and next(m.parameters(), None) is not None]
-        places = {next(m.parameters()).device.type for m in models}
-        on_device = any(isinstance(v, torch.Tensor) and v.device.type != "cpu" for v in names.values())
-        if device is not None and "cpu" in places and on_device:
+        models = {device_type(p) for p in places.values() if p["kind"] == "module"} - {None}
+        on_device = any(p["kind"] == "tensor" and device_type(p) != "cpu" for p in places.values())
+        if device is not None and "cpu" in models and on_device:
             return _(MODEL_NOT_MOVED_FIRST)
-        if device is None and places - {"cpu"}:
+        if device is None and models - {"cpu"}:
             return _(DEVICE_NONE)
         return None
 

@@ -114,36 +114,28 @@ def _user_frames(exc: BaseException, folder: Path) -> list:
 def lesson_for(exc: BaseException, folder: Path) -> str | None:
     """The kata's lesson for this error, in the learner's language, or None."""
     from kata.checks import lessons
-    from kata.checks.messages import learner_locals, loss_misuse, mixed_devices, numpy_refusal, tensors_by_device
+    from kata.checks.messages import (
+        device_type,
+        loss_misuse,
+        mixed_devices,
+        numpy_refusal,
+        placed_of,
+        tensors_by_device,
+    )
 
     refusal = numpy_refusal(exc)
     if refusal is not None:
         return _(lessons.NUMPY_LESSONS[refusal])
     if mixed_devices(exc):
-        names = learner_locals(exc, folder)
-        models_on_gpu = any(_module_device(v) not in (None, "cpu") for v in names.values())
-        cpu_tensor = any(_tensor_device(v) == "cpu" for v in names.values())
-        placed = tensors_by_device(names)
+        places = placed_of(exc, folder)
+        models_on_gpu = any(p["kind"] == "module" and device_type(p) not in (None, "cpu") for p in places.values())
+        cpu_tensor = any(p["kind"] == "tensor" and device_type(p) == "cpu" for p in places.values())
+        placed = tensors_by_device(places)
         frame = f"\n{say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
         if models_on_gpu and cpu_tensor:
             return _(lessons.BATCH_NOT_MOVED) + frame
         return say(lessons.MIXED_DEVICES, advice=_(MIXED_ADVICE)) + frame
     return loss_misuse(exc)
-
-
-def _module_device(value):
-    import torch
-
-    if isinstance(value, torch.nn.Module):
-        first = next(iter(value.parameters()), None)
-        return None if first is None else first.device.type
-    return None
-
-
-def _tensor_device(value):
-    import torch
-
-    return value.device.type if isinstance(value, torch.Tensor) else None
 
 
 def explain(exc: BaseException, script: Path, words) -> str:

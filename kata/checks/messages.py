@@ -21,7 +21,7 @@ from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
 from kata.i18n import N_, _, say
 
 __all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
-           "history_entry_problem", "learner_locals", "loss_misuse", "mixed_devices", "numpy_refusal", "premise_first",
+           "history_entry_problem", "loss_misuse", "mixed_devices", "numpy_refusal", "placed_of", "premise_first",
            "tensors_by_device", "value_problem", "where_in"]
 
 
@@ -124,10 +124,14 @@ def numpy_refusal(exc: BaseException) -> str | None:
 
 
 def where_in(exc: BaseException, folder) -> str:
-    """'at exercises/training.py, line 42, in train: ax.plot(...)', or ''."""
-    from kata.harness.tracebacks import place_in
+    """'at exercises/training.py, line 42, in train: ax.plot(...)', or '': from ``exc``'s traceback, else from where
+    the record that met it said the learner's code raised it (``exc.kata_raised_at``: kata.records.raised_at)."""
+    from kata.harness.tracebacks import Place, place_in
 
     place = place_in(exc, folder) if folder is not None else None
+    at = getattr(exc, "kata_raised_at", None)
+    if place is None and isinstance(at, list) and len(at) == 4 and isinstance(at[0], str):
+        place = Place(Path(at[0]), *at[1:])
     return say("at {where}: {source}", where=place.where, source=place.source) if place else ""
 
 
@@ -192,33 +196,33 @@ def loss_misuse(exc: BaseException) -> str | None:
     return None
 
 
-def learner_locals(exc: BaseException, folder) -> dict:
-    """The local variables of the last frame of ``exc``'s traceback in the learner's code (a file
-    under ``folder``), or {}."""
-    if folder is None:
-        return {}
-    root = Path(folder).resolve()
-    frame = None
-    tb = exc.__traceback__
-    while tb is not None:
-        file = Path(tb.tb_frame.f_code.co_filename).resolve()
-        if file == root or file.is_relative_to(root):
-            frame = tb.tb_frame
-        tb = tb.tb_next
-    return dict(frame.f_locals) if frame is not None else {}
+def placed_of(exc: BaseException, folder) -> dict:
+    """Where the tensors and modules of the learner's frame that raised ``exc`` (in a file under ``folder``) were,
+    as :func:`kata.records.placed` says it: as the record that met it sent it (``exc.kata_placed``, in the learner's
+    process and from the wire alike), else read from its traceback; only well-formed entries."""
+    from kata.records import placed
+
+    found = getattr(exc, "kata_placed", None)
+    if not isinstance(found, dict):
+        found = placed(exc, folder)
+    return {name: p for name, p in found.items() if isinstance(name, str) and isinstance(p, dict)
+            and p.get("kind") in ("tensor", "module") and isinstance(p.get("class"), str)
+            and isinstance(p.get("device"), (str, type(None)))}
 
 
-def tensors_by_device(names: dict) -> str:
-    """A frame's tensors (and modules) by device, 'x_batch, loss_sum on cpu; loss, pred, model on
-    simgpu:0', or '' if they are all on one device."""
+def device_type(p: dict) -> str | None:
+    """The device type ('cpu', 'cuda', ...) of one entry of :func:`placed_of`, or None (a module without
+    parameters)."""
+    return None if p["device"] is None else p["device"].split(":")[0]
+
+
+def tensors_by_device(places: dict) -> str:
+    """A frame's tensors (and modules) by device (``places``: :func:`placed_of`), 'x_batch, loss_sum on cpu; loss,
+    pred, model on simgpu:0', or '' if they are all on one device."""
     where: dict[str, list[str]] = {}
-    for name, value in names.items():
-        if isinstance(value, torch.Tensor):
-            where.setdefault(str(value.device), []).append(name)
-        elif isinstance(value, torch.nn.Module):
-            first = next(iter(value.parameters()), None)
-            if first is not None:
-                where.setdefault(str(first.device), []).append(name)
+    for name, p in places.items():
+        if p["device"] is not None:
+            where.setdefault(p["device"], []).append(name)
     if len(where) < 2:
         return ""
     return "; ".join(say("{names} on {device}", names=", ".join(names), device=device)
@@ -229,8 +233,8 @@ def tensors_by_device(names: dict) -> str:
 def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: str = "", mixed=None):
     """Run the learner's code (the module ``handle``), explaining the errors a
     learner of this kata meets: devices mixed in one op (with ``advice``, and which
-    of their tensors were where; ``mixed(names)``, given the learner's frame's local
-    variables, may name the cause in its own first line), nn.BCELoss() given
+    of their tensors were where; ``mixed(places)``, given where the learner's frame's
+    tensors and modules were (:func:`placed_of`), may name the cause in its own first line), nn.BCELoss() given
     integer labels or predictions of another shape, and NumPy (through matplotlib)
     refusing a device tensor, the seed's crash, or a tensor that requires grad (with
     ``numpy_advice``). Each with the line of the learner's file and PyTorch's own
@@ -249,10 +253,10 @@ def explained_learner_errors(handle, what: str, advice: str = "", numpy_advice: 
         refusal = numpy_refusal(exc)
         misuse = loss_misuse(exc)
         if mixed_devices(exc):
-            names = learner_locals(exc, folder) if where_in(exc, folder) else {}
-            placed = tensors_by_device(names)
+            places = placed_of(exc, folder)
+            placed = tensors_by_device(places)
             frame = f"\n{say(lessons.MIXED_DEVICES_FRAME, placed=placed)}" if placed else ""
-            first = (mixed(names) if mixed is not None else None) or say(lessons.MIXED_DEVICES, advice=advice)
+            first = (mixed(places) if mixed is not None else None) or say(lessons.MIXED_DEVICES, advice=advice)
             message = f"{first}{frame}\n{details}"
         elif misuse is not None:
             message = f"{misuse}\n{details}"

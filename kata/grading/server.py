@@ -85,7 +85,7 @@ def _child_records(request: dict, folder: Path) -> int:
     with open(folder / "out" / "report.jsonl", "a", encoding="utf-8") as out, records.using(context):
         for exercise in curriculum.names():
             skip = {n.split("/", 1)[1] for n in done if n.startswith(f"{exercise}/")}
-            load = functools.partial(target.load, exercise)
+            load = functools.partial(target.imported, exercise)
             for name, result in records.ask_exercise(exercise, load, request["seed"], RECORDS / f"{exercise}.py",
                                                      skip):
                 try:

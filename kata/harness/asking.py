@@ -20,6 +20,7 @@ graded process.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,7 +96,17 @@ class Case:
     @property
     def raised(self) -> BaseException | None:
         """What the module raised for this case (None: it answered): here, the exception itself; from a file,
-        one of the same built-in kind with its text (an AnswerError for any other kind)."""
+        one of the same built-in kind with its text (an AnswerError for any other kind). Either way it carries
+        where the learner's code raised it (``kata_raised_at``: kata.records.raised_at) and where the tensors of
+        that frame were (``kata_placed``: kata.records.placed), as the record said them."""
+        exc = self._raised()
+        for key in ("raised_at", "placed"):
+            if exc is not None and key in self.result:
+                with contextlib.suppress(AttributeError):   # a type that takes no attributes: its traceback tells
+                    setattr(exc, f"kata_{key}", self.result[key])
+        return exc
+
+    def _raised(self) -> BaseException | None:
         exc = self.result.get("exc")
         if exc is not None:
             return exc.with_traceback(self.result.get("tb"))

@@ -38,7 +38,7 @@ from kata.records.wire import typed
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
            "ask_all", "ask_exercise", "ask_source", "caught", "context", "digest", "error_text", "few_threads", "load",
-           "module_of", "raised_at", "record", "small_celeba", "timed", "using"]
+           "module_of", "placed", "raised_at", "record", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -287,6 +287,30 @@ def raised_at(exc: BaseException, module) -> list | None:
     return found
 
 
+def placed(exc: BaseException, folder) -> dict:
+    """Where the tensors and modules of the learner's frame that raised ``exc`` were (the last frame of its
+    traceback under ``folder``), as data: name -> ``{"kind": "tensor" or "module", "class": its class's name,
+    "device": its device (a module's: its first parameter's; None where it has none)}``; {} where no frame of the
+    learner's is there. What a check says of an error in two devices reads this, in the learner's process or from
+    the wire alike."""
+    torch = sys.modules.get("torch")
+    if folder is None or torch is None:
+        return {}
+    root, frame = Path(folder).resolve(), None
+    for one, _line in traceback.walk_tb(exc.__traceback__):
+        if Path(one.f_code.co_filename).resolve().is_relative_to(root):
+            frame = one
+    found = {}
+    for name, value in (frame.f_locals.items() if frame is not None else ()):
+        if isinstance(value, torch.Tensor):
+            found[name] = {"kind": "tensor", "class": type(value).__name__, "device": str(value.device)}
+        elif isinstance(value, torch.nn.Module):
+            first = next(iter(value.parameters()), None)
+            found[name] = {"kind": "module", "class": type(value).__name__,
+                           "device": None if first is None else str(first.device)}
+    return found
+
+
 def caught(exc: BaseException, module) -> dict:
     """An error the learner's code (``module``) raised, caught by a record, as its answer holds it: its kind, its
     text and where it was raised (``raised_at``). A check that reads it names that line when it fails
@@ -301,13 +325,14 @@ def digest(inputs: list[tuple]) -> str:
 
 
 def answer(rec: Record, module, args: tuple) -> dict:
-    """One case asked: ``{"data": ...}`` or ``{"error": "Kind: first line", "kind": "Kind", "raised_at": ...}`` (where
-    the learner's code raised it: :func:`raised_at`; and, in this process only, the exception itself under
-    ``"exc"``)."""
+    """One case asked: ``{"data": ...}`` or ``{"error": "Kind: first line", "kind": "Kind", "raised_at": ...,
+    "placed": ...}`` (where the learner's code raised it: :func:`raised_at`, and where that frame's tensors were:
+    :func:`placed`; and, in this process only, the exception itself under ``"exc"``)."""
     try:
         return {"data": typed(rec.ask(module, *args))}
     except Exception as exc:  # noqa: BLE001 - the module's error is the answer
-        return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": raised_at(exc, module), "exc": exc}
+        return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": raised_at(exc, module),
+                "placed": placed(exc, _folder_of(module)), "exc": exc}
     except SystemExit as exc:
         return {"error": f"SystemExit({exc.code!r})", "kind": "SystemExit"}
 
