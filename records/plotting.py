@@ -8,13 +8,12 @@ import io
 import os
 import sys
 import tempfile
-import traceback
 from pathlib import Path
 from unittest import mock
 
 import numpy as np
 
-from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, WORK, context, record
+from kata.records import BEHAVIOUR, CONSTANT, PROPERTY, WORK, context, raised_at, record
 from kata.records.history import History
 from kata.records.snapshots import change, snapshot
 from kata.records.strategies import histories, make_history
@@ -58,7 +57,6 @@ def guarded(obj, found):
     from matplotlib.figure import Figure
 
     module = sys.modules.get(getattr(obj, "__module__", None) or "")
-    folder = Path(module.__file__).resolve().parent if getattr(module, "__file__", None) else None
     matplotlib.use("Agg", force=True)
     found.update(calls=[], failed=None)
     before, interactive = set(plt.get_fignums()), matplotlib.is_interactive()
@@ -76,12 +74,10 @@ def guarded(obj, found):
         except NotImplementedError:
             raise
         except Exception as exc:  # noqa: BLE001 - the learner's error is the answer
-            place = [[f.filename, f.lineno, f.name, (f.line or "").strip()] for f in traceback.extract_tb(
-                exc.__traceback__) if folder and Path(f.filename).resolve().is_relative_to(folder)]
             base = next((c.__name__ for c in (TypeError, RuntimeError, AttributeError) if isinstance(exc, c)), "")
-            found[into] = {"kind": type(exc).__name__, "base": base or "Exception", "text": str(exc),
-                           "where": (place or [None])[-1], "raised_at": None if isinstance(exc, Refused) else (
-                               place or [None])[-1], "blocked": isinstance(exc, Refused) and exc.args[0]}
+            place, refused = raised_at(exc, module), isinstance(exc, Refused)
+            found[into] = {"kind": type(exc).__name__, "base": base or "Exception", "text": str(exc), "where": place,
+                           "raised_at": None if refused else place, "blocked": refused and exc.args[0]}
 
     with contextlib.ExitStack() as patched:
         for owner, attr, name in [*((plt, a, f"plt.{a}") for a in ("show", "pause", "ginput", "waitforbuttonpress")),

@@ -34,10 +34,9 @@ Y_LABEL = {"loss": "Loss", "accuracy": "Accuracy"}
 INDEX = {"Train loss": 0, "Validation loss": 1, "Train acc.": 2, "Validation acc.": 3}
 LIST_NAME = [N_("history[0], the training loss"), N_("history[1], the validation loss"),
              N_("history[2], the training accuracy"), N_("history[3], the validation accuracy")]
-# (linestyle, marker) as Line2D reports them, and the format string that draws them.
-STYLE = {"Train": ("-", "o", N_("'-o' (a solid line with circles)")),
-         "Validation": ("--", "<", N_("'--<' (a dashed line with left-pointing triangles)"))}
-CURVES = {"Train": N_("train curves"), "Validation": N_("validation curves")}
+# (linestyle, marker) as Line2D reports them, the format string that draws them, and the curves as a message names them.
+STYLE = {"Train": ("-", "o", N_("'-o' (a solid line with circles)"), N_("train curves")),
+         "Validation": ("--", "<", N_("'--<' (a dashed line with left-pointing triangles)"), N_("validation curves"))}
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 AT = "at {where}: {source}"   # where_in's words (kata/checks/messages.py, translated there), for a place given as data
 
@@ -46,20 +45,15 @@ def kinds_in(history) -> str:
     """What each list of a history holds, in words."""
     def kind(v):
         if isinstance(v, torch.Tensor):
-            values = dict(dims=v.dim(), dtype=str(v.dtype).removeprefix("torch."), device=v.device)
-            if v.requires_grad:
-                return say("{dims}-d {dtype} tensors on {device}, requires_grad=True", **values)
-            return say("{dims}-d {dtype} tensors on {device}", **values)
+            template = (N_("{dims}-d {dtype} tensors on {device}, requires_grad=True") if v.requires_grad
+                        else N_("{dims}-d {dtype} tensors on {device}"))
+            return say(template, dims=v.dim(), dtype=str(v.dtype).removeprefix("torch."), device=v.device)
         if isinstance(v, np.generic):
             return say("NumPy {type} scalars", type=type(v).__name__)
         return say("Python {type}s", type=type(v).__name__)
 
-    lines = []
-    for name, lst in zip(LIST_NAME, history):
-        found = list(dict.fromkeys(kind(v) for v in lst))
-        kinds = _(" and ").join(found) if found else _("nothing")
-        lines.append(f"{name.split(',')[0]}: {kinds}")
-    return "\n  ".join(lines)
+    found = [_(" and ").join(dict.fromkeys(map(kind, lst))) or _("nothing") for lst in history]
+    return "\n    ".join(f"{name.split(',')[0]}: {kinds}" for name, kinds in zip(LIST_NAME, found))
 
 
 def epochs(n) -> str:
@@ -79,6 +73,13 @@ SEEDS_CRASH_THERE = N_("  the same code hands NumPy the history's tensors as the
                        "{where}, and here NumPy refuses tensors that require grad too (.item() or float(t) converts "
                        "both)")
 CRASH_DETAILS = N_("{cause}\n  {who} failed{where}\n  {error}\n  the history ({epochs}, a {kind}) holds\n    {holds}")
+OPENS_A_WINDOW = N_("{who} called plt.show(block=False): it does not wait, but it opens a window of its own (a new one "
+                    "at every epoch of a training run, where there is a display), and the plot must open none. Draw on "
+                    "the Figure and hand it back (or save it with fig.savefig)")
+WAITS = N_("{who} called {name}: that opens a window and waits (plt.pause for its interval, plt.show until the window "
+           "is closed), so a training run would stall at every epoch and a test would hang. Draw on the Figure and "
+           "hand it back (or save it with fig.savefig); never call plt.show() or plt.pause() in code that must not "
+           "block")
 
 
 def short(values, limit=6) -> str:
@@ -118,7 +119,7 @@ def seeds_crash(plotting) -> str | None:
     return None
 
 
-def crashed(found, who, history, sandbox="plot_history(history)", plotting=None):
+def crashed(found, who, history, plotting, sandbox="plot_history(history)"):
     """Fail as the learner's code did (found["failed"]), or for a refused call it carried on after (found["calls"]).
     A tensor that requires grad refused where the same code meets the seed's crash on the accelerator (``plotting``:
     its answers) reads as the seed's crash: one cause, the entries handed to NumPy as they are."""
@@ -126,32 +127,22 @@ def crashed(found, who, history, sandbox="plot_history(history)", plotting=None)
     failed = found["failed"]
     if failed is not None:
         line = place_of(failed)
-        if failed["blocked"] == "plt.show(block=False)":   # no wait, but a window of its own
-            raise AssertionError(say(
-                "{who} called plt.show(block=False): it does not wait, but it opens a window of its own (a new one "
-                "at every epoch of a training run, where there is a display), and the plot must open none. Draw on "
-                "the Figure and hand it back (or save it with fig.savefig)", who=sandbox) + (f"\n  {line}" if line
-                                                                                         else ""))
         if failed["blocked"]:  # the refusal's message, and the line that called it
-            raise AssertionError(say(
-                "{who} called {name}: that opens a window and waits (plt.pause for its interval, plt.show until the "
-                "window is closed), so a training run would stall at every epoch and a test would hang. Draw on the "
-                "Figure and hand it back (or save it with fig.savefig); never call plt.show() or plt.pause() in code "
-                "that must not block", who=sandbox, name=failed["blocked"]) + (f"\n  {line}" if line else ""))
-        exc = getattr(builtins, failed["base"])(failed["text"])
-        if (refusal := numpy_refusal(exc)) == "grad" and plotting is not None and (there := seeds_crash(plotting)):
+            template = OPENS_A_WINDOW if failed["blocked"] == "plt.show(block=False)" else WAITS
+            raise AssertionError(say(template, who=sandbox, name=failed["blocked"]) + (f"\n  {line}" if line else ""))
+        text, refusal = failed["text"], refusal_of(failed)
+        if refusal == "grad" and (there := seeds_crash(plotting)):
             cause = _(NUMPY_LESSONS["device"]) + "\n" + there
         elif refusal is not None:
             cause = _(NUMPY_LESSONS[refusal])
-        elif isinstance(exc, RuntimeError) and "requires_grad flags of leaf variables" in str(exc):
+        elif failed["base"] == "RuntimeError" and "requires_grad flags of leaf variables" in text:
             cause = _(KEEP_REQUIRES_GRAD)
-        elif isinstance(exc, AttributeError) and "'tuple' object has no attribute" in str(exc):
+        elif failed["base"] == "AttributeError" and "'tuple' object has no attribute" in text:
             cause = _(BY_POSITION)
         else:
             cause = say(CRASHED, function=who.split("(")[0])
-        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=" " + line if line else "",
-                    error=failed["kind"] + ": " + str(exc), epochs=epochs(len(history[0])), kind=type(history).__name__,
-                    holds=kinds_in(history).replace("\n  ", "\n    ")))
+        fail_if(say(CRASH_DETAILS, cause=cause, who=who, where=" " + line if line else "", kind=type(history).__name__,
+                    error=failed["kind"] + ": " + text, epochs=epochs(len(history[0])), holds=kinds_in(history)))
     assert not found["calls"], say(
         "{who} called {names} (and carried on when it was refused): these calls open a window and wait; "
         "never call plt.show() or plt.pause() in code that must not block", who=sandbox,
@@ -189,7 +180,7 @@ def drawn(plotting, case, history=None):
     """A case of plot_history: (its values, its history, its answer), failing as the learner's code did."""
     __tracebackhide__ = True
     history = case.args[2] if history is None else history
-    crashed(case.answer, "plot_history(history)", history, plotting=plotting)
+    crashed(case.answer, "plot_history(history)", history, plotting)
     return case.args[1], history, case.answer
 
 
@@ -236,21 +227,13 @@ def panels(fig, who, live=False):
     return left, right
 
 
-def labelled(ax) -> dict:
-    """{label: [its lines]} of one panel."""
-    lines = {}
-    for line in ax["lines"]:
-        lines.setdefault(line["label"], []).append(line)
-    return lines
-
-
 def panel_order(fig, who, live=False):
     """(left axes, right axes), neither holding a curve of the other panel."""
     __tracebackhide__ = True
     axes = panels(fig, who, live)
     for ax, panel in zip(axes, PANELS):
         other = "accuracy" if panel == "loss" else "loss"
-        strays = [label for label in PANELS[other] if label in labelled(ax)]
+        strays = [label for label in PANELS[other] if label in {line["label"] for line in ax["lines"]}]
         assert not strays, say(
             "the book puts the loss on the left (fig.add_subplot(1, 2, 1)) and the accuracy on the right "
             "(fig.add_subplot(1, 2, 2))\n  the {side} panel of {who} holds {strays}", side=_(SIDE[panel]), who=who,
@@ -263,7 +246,9 @@ def panel_lines(fig, who, live=False):
     __tracebackhide__ = True
     found = {}
     for ax, (panel, labels) in zip(panel_order(fig, who, live), PANELS.items()):
-        side, lines = SIDE[panel], labelled(ax)
+        side, lines = SIDE[panel], {}
+        for line in ax["lines"]:   # {label: [its lines]}
+            lines.setdefault(line["label"], []).append(line)
         for label in labels:
             assert label in lines, say(
                 "each curve is named as it is drawn, ax.plot(x, y, fmt, label=...), with the book's names "
@@ -301,8 +286,7 @@ def assert_curves(fig, values, who, live=False):
                             x=short(x.tolist())), pytrace=False)
         expected = np.asarray(values[INDEX[label]], dtype=float)
         if not np.allclose(y, expected, rtol=1e-6, atol=1e-12):
-            shows = [_(LIST_NAME[i]) for i, other in enumerate(values)
-                     if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
+            shows = [_(LIST_NAME[i]) for i, other in enumerate(values) if np.allclose(y, other, rtol=1e-6, atol=1e-12)]
             values_ = dict(label=label, who=who, got=short(y.tolist()), name=_(LIST_NAME[INDEX[label]]),
                            want=short(expected.tolist()))
             fail_if(say(CURVE_SHOWS_ANOTHER, other=shows[0], **values_) if shows else say(CURVE_VALUES, **values_))
@@ -331,27 +315,24 @@ def test_each_line_holds_its_history_at_epochs_1_to_n(plotting):
 
 def test_train_lines_are_solid_with_circles_and_validation_dashed_with_triangles(plotting):
     for label, line in panel_lines(book(plotting), "plot_history(history)").items():
-        which = label.split()[0]
-        linestyle, marker, fmt = STYLE[which]
-        got = (line["style"], line["marker"])
-        assert got == (linestyle, marker), say(
+        linestyle, marker, fmt, curves = STYLE[label.split()[0]]
+        assert (line["style"], line["marker"]) == (linestyle, marker), say(
             "the {label!r} line is drawn with linestyle {got_style!r} and marker {got_marker!r}; the book draws "
-            "{curves} with {fmt}: ax.plot(x, y, {style!r}, label={label!r})", label=label, got_style=got[0],
-            got_marker=got[1], curves=_(CURVES[which]), fmt=_(fmt), style=linestyle + marker)
+            "{curves} with {fmt}: ax.plot(x, y, {style!r}, label={label!r})", label=label, got_style=line["style"],
+            got_marker=line["marker"], curves=_(curves), fmt=_(fmt), style=linestyle + marker)
 
 
 def test_axes_are_labelled_epoch_loss_and_accuracy(plotting):
     fig = book(plotting)
     for ax, panel in zip(panels(fig, "plot_history(history)"), PANELS):
-        side = SIDE[panel]
         if ax["ylabel"] != Y_LABEL[panel]:   # the panel's curves tell first whether the panels are swapped
             panel_order(fig, "plot_history(history)")
         assert ax["xlabel"] == "Epoch", say(
             "the {side} panel's x label is {label!r}; both panels say 'Epoch': ax.set_xlabel('Epoch') on each axes",
-            side=_(side), label=ax["xlabel"])
+            side=_(SIDE[panel]), label=ax["xlabel"])
         assert ax["ylabel"] == Y_LABEL[panel], say(
             "the {side} panel's y label is {label!r}; the book's {side} panel shows the {panel}: "
-            "ax.set_ylabel({want!r})", side=_(side), label=ax["ylabel"], panel=_(PANEL_NAME[panel]),
+            "ax.set_ylabel({want!r})", side=_(SIDE[panel]), label=ax["ylabel"], panel=_(PANEL_NAME[panel]),
             want=Y_LABEL[panel])
 
 
@@ -433,9 +414,8 @@ def updates(plotting, case, device=None):
         yield epoch, step, who
     at = (found["failed"] or {}).get("epoch")
     lists = [list(h[:(at or 0) + 1]) for h in full]   # what the update that failed was handed
-    crashed(found, "LivePlot(...)" if at is None else f"LivePlot.update({at}, history)",
-            full if at is None else History(*lists) if isinstance(full, History) else tuple(lists), "LivePlot",
-            plotting)
+    handed = full if at is None else History(*lists) if isinstance(full, History) else tuple(lists)
+    crashed(found, "LivePlot(...)" if at is None else f"LivePlot.update({at}, history)", handed, plotting, "LivePlot")
 
 
 FIGURE_AFTER = N_("LivePlot.figure after {who}")
@@ -479,22 +459,16 @@ SAVED_BEHIND = N_("LivePlot.update saves the figure before drawing this epoch, s
                   "  at {who}, the figure was saved when its longest line held {points} of the {epochs} points")
 
 
-def behind(step, epoch, who):
-    """The figure after an update draws the history so far: each line has epoch + 1 points."""
-    __tracebackhide__ = True
-    for ax in (step["figure"] or {}).get("axes", []):
-        for line in ax["lines"]:
-            assert len(line["y"]) >= epoch + 1, say(POINTS_SO_FAR, label=line["label"], points=len(line["y"]),
-                                                    epochs=epochs(epoch + 1), who=say(FIGURE_AFTER, who=who))
-
-
 @pytest.mark.parametrize("how", ["keyword str", "positional Path"])
 def test_live_plot_saves_a_png_at_every_epoch(plotting, how):
     case = case_of(plotting, "live", how)
     path = case.answer["path"]
     for epoch, step, who in updates(plotting, case):
         if step["saved"] and step["saved"][-1] < epoch + 1:   # the longest line's points at each savefig
-            behind(step, epoch, who)   # the figure itself behind: saved as drawn, but drawn one epoch behind
+            for line in [line for ax in (step["figure"] or {}).get("axes", []) for line in ax["lines"]]:
+                assert len(line["y"]) >= epoch + 1, say(   # the figure itself behind: drawn one epoch behind
+                    POINTS_SO_FAR, label=line["label"], points=len(line["y"]), epochs=epochs(epoch + 1),
+                    who=say(FIGURE_AFTER, who=who))
             pytest.fail(say(SAVED_BEHIND, who=who, points=step["saved"][-1], epochs=epoch + 1), pytrace=False)
         png = step["png"]
         assert png is not None, say(
@@ -540,8 +514,7 @@ def test_live_plot_follows_any_history(plotting):
 
 
 @pytest.mark.cuda
-@pytest.mark.parametrize("kinds", ["the seed's history", "all device tensors", "mixed"],
-                         ids=["the seed's history", "all device tensors", "mixed"])
+@pytest.mark.parametrize("kinds", ["the seed's history", "all device tensors", "mixed"])
 def test_plot_history_draws_accelerator_tensors(plotting, accelerator, kinds):
     case = case_of(plotting, "plot_accelerator", kinds)
     values, _history, found = drawn(plotting, case, make_history(case.args[1], case.args[2], accelerator))
