@@ -20,9 +20,9 @@ from kata.checks import lessons
 from kata.checks.lessons import ENTRY_LESSONS, NUMPY_LESSONS
 from kata.i18n import N_, _, say
 
-__all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "entry_kind", "explained_learner_errors", "fail_if",
-           "history_entry_problem", "loss_misuse", "mixed_devices", "numpy_refusal", "placed_of", "premise_first",
-           "tensors_by_device", "value_problem", "where_in"]
+__all__ = ["ENTRY_LESSONS", "NUMPY_LESSONS", "describe", "device_type", "entry_kind", "explained_learner_errors",
+           "fail_if", "history_entry_problem", "loss_misuse", "mixed_devices", "numpy_refusal", "placed_of",
+           "premise_first", "tensors_by_device", "value_problem", "where_in"]
 
 
 def describe(value) -> str:
