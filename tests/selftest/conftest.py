@@ -12,11 +12,6 @@ from kata.records import elsewhere
 # over, each run asking it for one or two.
 SESSION_LAPTOPS = 10_000
 
-# Self-tests that share a session's work, kept on one worker of `pytest -n N` (pytest-xdist's --dist loadgroup,
-# which .ci/run uses): the class's one `kata grade` (class_run) and the checks' runs in this process (in_process).
-SHARED = {"class_run": ("test_grade.py", "test_grade_attacks.py"),
-          "in_process": ("test_known_wrong.py", "test_records.py")}
-
 
 @pytest.hookimpl(wrapper=True, tryfirst=True)
 def pytest_collection_modifyitems(config, items):
@@ -28,8 +23,6 @@ def pytest_collection_modifyitems(config, items):
     each request with an error: every later run's laptop checks were skipped ("the fresh process ended with exit
     status 2"), hiding their verdicts (once every run fell back to a fresh interpreter, 5 s each, 25 at most). So
     this session forks its server now, before either, one that serves the session's runs.
-
-    Under pytest-xdist, the self-tests that share a session's work are kept on one worker (SHARED).
     """
     if any("pytester" in getattr(item, "fixturenames", ()) for item in items):
         limit = elsewhere.Forks.LIMIT
@@ -40,13 +33,7 @@ def pytest_collection_modifyitems(config, items):
             elsewhere.Forks.LIMIT = limit
         if stop is not None:
             config.add_cleanup(stop)
-    collected = yield
-    if config.pluginmanager.hasplugin("xdist"):
-        group = {file: name for name, files in SHARED.items() for file in files}
-        for item in items:
-            if item.path.name in group:
-                item.add_marker(pytest.mark.xdist_group(group[item.path.name]))
-    return collected
+    return (yield)
 
 
 @pytest.fixture(scope="session")
