@@ -302,12 +302,15 @@ def placed(exc: BaseException, folder) -> dict:
             frame = one
     found = {}
     for name, value in (frame.f_locals.items() if frame is not None else ()):
-        if isinstance(value, torch.Tensor):
-            found[name] = {"kind": "tensor", "class": type(value).__name__, "device": str(value.device)}
-        elif isinstance(value, torch.nn.Module):
-            first = next(iter(value.parameters()), None)
-            found[name] = {"kind": "module", "class": type(value).__name__,
-                           "device": None if first is None else str(first.device)}
+        try:   # the learner's objects: one that can't say where it is is left out, never the answer
+            if isinstance(value, torch.Tensor):
+                found[name] = {"kind": "tensor", "class": type(value).__name__, "device": str(value.device)}
+            elif isinstance(value, torch.nn.Module):
+                first = next(iter(value.parameters()), None)
+                found[name] = {"kind": "module", "class": type(value).__name__,
+                               "device": None if first is None else str(first.device)}
+        except Exception:  # noqa: BLE001 - a learner's object that raises is left out
+            continue
     return found
 
 
