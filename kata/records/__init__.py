@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import importlib.util
 import json
+import linecache
 import random
 import signal
 import sys
@@ -274,32 +275,35 @@ def _folder_of(module) -> Path | None:
     return Path(file).resolve().parent if isinstance(file, str) else None
 
 
+def _learner_frame(exc: BaseException, folder):
+    """The last frame of ``exc``'s traceback in a file under ``folder`` and its line, or (None, None)."""
+    found = (None, None)
+    if folder is not None:
+        root = Path(folder).resolve()
+        for frame, line in traceback.walk_tb(exc.__traceback__):
+            if Path(frame.f_code.co_filename).resolve().is_relative_to(root):
+                found = (frame, line)
+    return found
+
+
 def raised_at(exc: BaseException, module) -> list | None:
     """Where the learner's code (the folder of ``module``) raised ``exc``: the last frame of its traceback there,
     as ``[file, line, function, source]``; None where none is there."""
-    folder = _folder_of(module)
-    if folder is None:
+    frame, line = _learner_frame(exc, _folder_of(module))
+    if frame is None:
         return None
-    found = None
-    for frame in traceback.extract_tb(exc.__traceback__):
-        if Path(frame.filename).resolve().is_relative_to(folder):
-            found = [str(Path(frame.filename).resolve()), frame.lineno, frame.name, (frame.line or "").strip()]
-    return found
+    file = str(Path(frame.f_code.co_filename).resolve())
+    return [file, line, frame.f_code.co_name, linecache.getline(frame.f_code.co_filename, line).strip()]
 
 
 def placed(exc: BaseException, folder) -> dict:
     """Where the tensors and modules of the learner's frame that raised ``exc`` were (the last frame of its
-    traceback under ``folder``), as data: name -> ``{"kind": "tensor" or "module", "class": its class's name,
-    "device": its device (a module's: its first parameter's; None where it has none)}``; {} where no frame of the
-    learner's is there. What a check says of an error in two devices reads this, in the learner's process or from
-    the wire alike."""
+    traceback under ``folder``: the one :func:`raised_at` names), as data: name -> ``{"kind": "tensor" or "module",
+    "class": its class's name, "device": its device (a module's: its first parameter's; None where it has none)}``;
+    {} where no frame of the learner's is there. What a check says of an error in two devices reads this, in the
+    learner's process or from the wire alike."""
     torch = sys.modules.get("torch")
-    if folder is None or torch is None:
-        return {}
-    root, frame = Path(folder).resolve(), None
-    for one, _line in traceback.walk_tb(exc.__traceback__):
-        if Path(one.f_code.co_filename).resolve().is_relative_to(root):
-            frame = one
+    frame, _line = _learner_frame(exc, folder) if torch is not None else (None, None)
     found = {}
     for name, value in (frame.f_locals.items() if frame is not None else ()):
         try:   # the learner's objects: one that can't say where it is is left out, never the answer
