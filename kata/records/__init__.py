@@ -39,7 +39,7 @@ from kata.records.wire import typed
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
            "ask_all", "ask_exercise", "ask_source", "caught", "context", "digest", "error_text", "few_threads", "load",
-           "module_of", "placed", "raised_at", "record", "small_celeba", "timed", "using"]
+           "module_of", "placed", "raised_at", "raised_within", "record", "small_celeba", "timed", "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -289,7 +289,12 @@ def _learner_frame(exc: BaseException, folder):
 def raised_at(exc: BaseException, module) -> list | None:
     """Where the learner's code (the folder of ``module``) raised ``exc``: the last frame of its traceback there,
     as ``[file, line, function, source]``; None where none is there."""
-    frame, line = _learner_frame(exc, _folder_of(module))
+    return raised_within(exc, _folder_of(module))
+
+
+def raised_within(exc: BaseException, folder) -> list | None:
+    """:func:`raised_at` for the learner's code in ``folder``."""
+    frame, line = _learner_frame(exc, folder)
     if frame is None:
         return None
     file = str(Path(frame.f_code.co_filename).resolve())
@@ -338,8 +343,11 @@ def answer(rec: Record, module, args: tuple) -> dict:
     try:
         return {"data": typed(rec.ask(module, *args))}
     except Exception as exc:  # noqa: BLE001 - the module's error is the answer
-        return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": raised_at(exc, module),
-                "placed": placed(exc, _folder_of(module)), "exc": exc}
+        if "kata.records.ranks" in sys.modules and isinstance(exc, sys.modules["kata.records.ranks"].RankFailed):
+            at, where = exc.kata_raised_at, exc.kata_placed   # met in a rank: where it was, as the rank saw it
+        else:
+            at, where = raised_at(exc, module), placed(exc, _folder_of(module))
+        return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": at, "placed": where, "exc": exc}
     except SystemExit as exc:
         return {"error": f"SystemExit({exc.code!r})", "kind": "SystemExit"}
 

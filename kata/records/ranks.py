@@ -1,0 +1,199 @@
+"""Ranks: a record's work run on a real ``torch.distributed`` process group of a few processes, as data.
+
+:func:`on_ranks` forks ``world`` processes from the one asking the records (the learner's module, imported
+there, comes along), joins them in a gloo process group over loopback on a free port (inside the grader's
+sandbox only loopback exists, which is all it needs), runs ``work(rank, world)`` on each and returns what each
+rank returned, in rank order. Forked processes start in a fraction of a second, where spawned ones would import
+torch again; a platform without ``os.fork`` is told so in one line.
+
+A rank that raises makes :func:`on_ranks` raise :class:`RankFailed` (the rank's error, its kind and text, and
+where the learner's code raised it); a rank that does not finish within :data:`HANG_SECONDS` (the other ranks
+wait in a collective it skipped, or it waits in one they skipped) is stopped and reported by the line of the
+learner's code it was waiting at: :class:`RankHung`. Both carry ``kata_raised_at`` and ``kata_placed``, which
+:func:`kata.records.answer` sends as any error's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import select
+import signal
+import socket
+import sys
+import threading
+import time
+import traceback
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+
+__all__ = ["HANG_SECONDS", "RankFailed", "RankHung", "backend_for", "on_ranks"]
+
+HANG_SECONDS = 4.0   # a rank that has not finished by then waits for something no other rank will do
+WORLD = 2
+
+
+class RankFailed(RuntimeError):
+    """A rank's error, as the rank met it (``kind``, ``text``, ``rank``)."""
+
+    def __init__(self, rank: int, kind: str, text: str, raised_at=None, placed=None):
+        super().__init__(f"rank {rank}: {kind}: {text}")
+        self.rank, self.kind, self.text = rank, kind, text
+        self.kata_raised_at, self.kata_placed = raised_at, placed or {}
+
+
+class RankHung(RankFailed):
+    """A rank still waiting after :data:`HANG_SECONDS`, and where (the learner's line, when it was there)."""
+
+    def __init__(self, rank: int, raised_at=None, others: str = ""):
+        where = f"{Path(raised_at[0]).name}, line {raised_at[1]}: {raised_at[3]}" if raised_at else "outside your code"
+        RuntimeError.__init__(self, f"rank {rank} hung at {where} (waited {HANG_SECONDS:g} s){others}")
+        self.rank, self.kind, self.text = rank, "RankHung", str(self)
+        self.kata_raised_at, self.kata_placed = raised_at, {}
+
+
+def backend_for(device=None) -> str:
+    """The process group's backend: gloo for the CPU, and for ``device``'s type too (CUDA's tensors and the
+    simulated accelerator's, whose collectives compute on the CPU)."""
+    kind = getattr(device, "type", device)
+    return "gloo" if kind in (None, "cpu") else f"cpu:gloo,{kind}:gloo"
+
+
+def free_port() -> int:
+    with contextlib.closing(socket.socket()) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _learner_line(frame, folder) -> list | None:
+    """The innermost frame of ``frame``'s stack in a file under ``folder``, as ``raised_at`` says it."""
+    import linecache
+
+    root = Path(folder).resolve() if folder else None
+    while frame is not None and root is not None:
+        file = Path(frame.f_code.co_filename).resolve()
+        if file.is_relative_to(root):
+            return [str(file), frame.f_lineno, frame.f_code.co_name,
+                    linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()]
+        frame = frame.f_back
+    return None
+
+
+def _send(fd: int, value) -> None:
+    data = pickle.dumps(value)
+    os.write(fd, len(data).to_bytes(8, "big"))
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _receive(fd: int):
+    """One value :func:`_send` wrote on ``fd`` (readable now); None when the writer closed it first."""
+    data, need, size = b"", 8, None
+    while len(data) < need:
+        chunk = os.read(fd, need - len(data))
+        if not chunk:
+            return None
+        data += chunk
+        if size is None and len(data) == 8:
+            size = need = int.from_bytes(data, "big")
+            data = b""
+    return pickle.loads(data)
+
+
+def _gather(pipes: list[int], seconds: float) -> list:
+    """What each rank sent (None for one that sent nothing), waiting at most ``seconds``, and no longer once a
+    rank has sent an error (the others would only wait for it)."""
+    found, pending, deadline = [None] * len(pipes), dict(enumerate(pipes)), time.monotonic() + seconds
+    while pending and (left := deadline - time.monotonic()) > 0:
+        ready = select.select(list(pending.values()), [], [], left)[0]
+        for rank in [r for r, fd in pending.items() if fd in ready]:
+            found[rank] = _receive(pending.pop(rank))
+            if found[rank] is None or "error" in found[rank]:
+                return found
+    return found
+
+
+def _rank(rank: int, world: int, port: int, work: Callable, folder, backend: str, fd: int) -> None:
+    """A forked rank: join the group, run ``work``, send what it gave (or why not), wait to be stopped."""
+    main = threading.main_thread().ident
+
+    def hung():
+        frame = sys._current_frames().get(main)
+        _send(fd, {"hung": _learner_line(frame, folder)})
+        os._exit(0)
+
+    watchdog = threading.Timer(HANG_SECONDS, hung)
+    watchdog.daemon = True
+    try:
+        import torch
+        import torch.distributed as dist
+
+        from kata import records
+
+        torch.set_num_threads(1)
+        watchdog.start()
+        dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+                                timeout=timedelta(seconds=3 * HANG_SECONDS))
+        try:
+            found = {"data": work(rank, world)}
+        except Exception as exc:  # noqa: BLE001 - the learner's error is this rank's answer
+            found = {"error": [type(exc).__name__, str(exc), records.raised_within(exc, folder),
+                               records.placed(exc, folder)]}
+        watchdog.cancel()
+        _send(fd, found)
+        while True:   # kept in the group until every rank reported: one that left would break the others' waits
+            time.sleep(60)
+    except BaseException:  # noqa: BLE001 - whatever happens in a forked rank, it reports and exits
+        with contextlib.suppress(Exception):
+            _send(fd, {"error": ["RuntimeError", traceback.format_exc(limit=3).strip().splitlines()[-1], None, {}]})
+    finally:
+        os._exit(0)
+
+
+def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD, device=None) -> list:
+    """``work(rank, world)`` on each of ``world`` forked ranks of a gloo process group (CPU tensors, and those of
+    ``device``'s type): each rank's answer, in rank order. The learner's code is that of ``module`` (its folder
+    names the lines of errors and hangs). Raises :class:`RankFailed` or :class:`RankHung`."""
+    if not hasattr(os, "fork"):
+        raise RuntimeError("the distributed checks run their ranks as forked processes, which this platform "
+                           "does not have: run them on Linux or macOS")
+    from kata import records
+
+    folder = records._folder_of(module) if module is not None else None
+    port, backend = free_port(), backend_for(device)
+    children, pipes = [], []
+    sys.stdout.flush(), sys.stderr.flush()
+    for rank in range(world):
+        read, write = os.pipe()
+        pid = os.fork()
+        if pid == 0:   # the rank
+            os.close(read)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            _rank(rank, world, port, work, folder, backend, write)
+        os.close(write)
+        children.append(pid)
+        pipes.append(read)
+    try:
+        found = _gather(pipes, HANG_SECONDS + 2)
+    finally:
+        for fd in pipes:
+            os.close(fd)
+        for pid in children:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+    for rank, one in enumerate(found):   # an error first: the other ranks may only have waited for it
+        if one is not None and "error" in one:
+            kind, text, at, placed = one["error"]
+            raise RankFailed(rank, kind, text, at, placed)
+    hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
+    if hung:
+        done = [r for r, one in enumerate(found) if one is not None and "data" in one]
+        others = f"; rank {', '.join(map(str, done))} had returned" if done else ""
+        raise RankHung(hung[0], (found[hung[0]] or {}).get("hung"), others)
+    return [one["data"] for one in found]
