@@ -6,7 +6,9 @@ sandbox only loopback exists, which is all it needs), runs ``work(rank, world)``
 rank returned, in rank order. Forked processes start in a fraction of a second, where spawned ones would import
 torch again; a platform without ``os.fork`` is told so in one line.
 
-A rank that raises makes :func:`on_ranks` raise :class:`RankFailed` (the rank's error, its kind and text, and
+Ranks are forked from a process that has never run a backward pass (PyTorch refuses autograd in a child forked
+after one): the records call it in a laptop of :mod:`kata.records.elsewhere`, and a rank on the simulated
+accelerator installs it itself. A rank that raises makes :func:`on_ranks` raise :class:`RankFailed` (the rank's error, its kind and text, and
 where the learner's code raised it); a rank that does not finish within :data:`HANG_SECONDS` (the other ranks
 wait in a collective it skipped, or it waits in one they skipped) is stopped and reported by the line of the
 learner's code it was waiting at: :class:`RankHung`. Both carry ``kata_raised_at`` and ``kata_placed``, which
@@ -29,7 +31,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 
-__all__ = ["HANG_SECONDS", "RankFailed", "RankHung", "backend_for", "on_ranks"]
+__all__ = ["HANG_SECONDS", "RankFailed", "RankHung", "as_data", "backend_for", "from_data", "on_ranks"]
 
 HANG_SECONDS = 4.0   # a rank that has not finished by then waits for something no other rank will do
 WORLD = 2
@@ -57,8 +59,25 @@ class RankHung(RankFailed):
 def backend_for(device=None) -> str:
     """The process group's backend: gloo for the CPU, and for ``device``'s type too (CUDA's tensors and the
     simulated accelerator's, whose collectives compute on the CPU)."""
-    kind = getattr(device, "type", device)
-    return "gloo" if kind in (None, "cpu") else f"cpu:gloo,{kind}:gloo"
+    kind = str(getattr(device, "type", device)).split(":")[0] if device is not None else "cpu"
+    return "gloo" if kind == "cpu" else f"cpu:gloo,{kind}:gloo"
+
+
+def as_data(exc: RankFailed) -> dict:
+    """A rank's error as plain data (what a laptop of kata.records.elsewhere sends back); :func:`from_data` undoes."""
+    return {"rank": exc.rank, "kind": exc.kind, "text": exc.text, "raised_at": exc.kata_raised_at,
+            "placed": exc.kata_placed, "hung": isinstance(exc, RankHung), "said": str(exc)}
+
+
+def from_data(found: dict) -> RankFailed:
+    """The error :func:`as_data` described: a stub's NotImplementedError as itself (every stub's reads the same)."""
+    if found["kind"] == "NotImplementedError":
+        return NotImplementedError(found["text"])
+    exc = RankHung.__new__(RankHung) if found["hung"] else RankFailed.__new__(RankFailed)
+    RuntimeError.__init__(exc, found["said"])
+    exc.rank, exc.kind, exc.text = found["rank"], found["kind"], found["text"]
+    exc.kata_raised_at, exc.kata_placed = found["raised_at"], found["placed"] or {}
+    return exc
 
 
 def free_port() -> int:
@@ -116,7 +135,7 @@ def _gather(pipes: list[int], seconds: float) -> list:
     return found
 
 
-def _rank(rank: int, world: int, port: int, work: Callable, folder, backend: str, fd: int) -> None:
+def _rank(rank: int, world: int, port: int, work: Callable, folder, device, fd: int) -> None:
     """A forked rank: join the group, run ``work``, send what it gave (or why not), wait to be stopped."""
     main = threading.main_thread().ident
 
@@ -135,7 +154,12 @@ def _rank(rank: int, world: int, port: int, work: Callable, folder, backend: str
 
         torch.set_num_threads(1)
         watchdog.start()
-        dist.init_process_group(backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
+        if device is not None and str(device).split(":")[0] != "cpu":
+            from kata import sim
+
+            if sim.is_sim(str(device)):
+                sim.install()   # here, before this rank's first backward pass (never in the process it forks from)
+        dist.init_process_group(backend_for(device), init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
                                 timeout=timedelta(seconds=3 * HANG_SECONDS))
         try:
             found = {"data": work(rank, world)}
@@ -163,7 +187,7 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
     from kata import records
 
     folder = records._folder_of(module) if module is not None else None
-    port, backend = free_port(), backend_for(device)
+    port = free_port()
     children, pipes = [], []
     sys.stdout.flush(), sys.stderr.flush()
     for rank in range(world):
@@ -173,7 +197,7 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
             os.close(read)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            _rank(rank, world, port, work, folder, backend, write)
+            _rank(rank, world, port, work, folder, device, write)
         os.close(write)
         children.append(pid)
         pipes.append(read)
