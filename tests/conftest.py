@@ -20,14 +20,20 @@ def celeba_root(request):
     return asking.celeba_of(request.config)
 
 
+@pytest.fixture(scope="session")
+def forks():
+    """Checks whose records fork processes of their own from a laptop (kata/records/elsewhere.py: a process that
+    never trained, as PyTorch needs for autograd in a forked child): this run forks the laptops' server."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
-    """The checkpoint checks' laptop (a machine without a GPU: kata/records/elsewhere.py) is forked from a
-    process forked now, before the kata's plugin installs the simulated accelerator in this one; only in
+    """The checkpoint checks' laptop (a machine without a GPU: kata/records/elsewhere.py), and the processes the
+    checks that take ``forks`` need, are forked from a process forked now, before the kata's plugin installs the simulated accelerator in this one; only in
     a run of the kata's plugin (a grading server collects the checks without it) that has those checks."""
     if config.pluginmanager.get_plugin("kata-accelerator") is None:
         return
-    if any("laptop" in getattr(item, "fixturenames", ()) for item in items):
+    if any({"laptop", "forks"} & set(getattr(item, "fixturenames", ())) for item in items):
         stop = elsewhere.serve_laptops()
         if stop is not None:
             config.add_cleanup(stop)
