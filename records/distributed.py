@@ -109,7 +109,12 @@ def ranked(function: str, distributed, **args):
                      "a notebook's functions have none")
     found = open_elsewhere(on_laptop, Path(file).parent, {"args": args, "function": function})
     if found.get("rank_error"):
-        raise from_data(found["rank_error"])
+        error = found["rank_error"]
+        if error["kind"] == "NotImplementedError" and error["raised_at"]:   # a stub's, raised here as every stub's
+            stub = getattr(distributed, error["raised_at"][2], None)
+            if callable(stub):
+                stub(*[None] * stub.__code__.co_argcount)
+        raise from_data(error)
     return found["answer"]
 
 
