@@ -48,7 +48,7 @@ from kata.commands.train import (
 )
 from kata.files import write_json
 from kata.harness.target import Target
-from kata.i18n import _, say
+from kata.i18n import _, say, set_language
 from kata.records.history import HISTORY_NAMES
 
 __all__ = ["main", "rank_run"]
@@ -59,6 +59,7 @@ def main(argv: list[str]) -> int:
     import torch.distributed as dist
 
     job = json.loads(argv[0])
+    set_language(job["lang"])   # the parent's: --lang, or what it found
     try:
         rank_run(job)
     except KeyboardInterrupt:

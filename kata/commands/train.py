@@ -48,7 +48,7 @@ from kata.commands._progress import ProgressLoader
 from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
 from kata.harness.tracebacks import display, learner_error
-from kata.i18n import N_, _, say
+from kata.i18n import N_, _, language, say
 from kata.records.history import HISTORY_NAMES
 
 __all__ = ["BOOK", "HELP", "QUICK", "RANK_MODULES", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings",
@@ -335,7 +335,8 @@ def train_on_ranks(settings: Settings, quiet: bool = False) -> dict:
     out = run_folder(settings)
     root, synthetic = data_root(settings, quiet)
     job = {"settings": asdict(settings), "target": str(target.path), "modules": RANK_MODULES, "out": str(out),
-           "root": str(root), "synthetic": synthetic, "device": device, "quiet": quiet, "started": started}
+           "root": str(root), "synthetic": synthetic, "device": device, "quiet": quiet, "started": started,
+           "lang": language()}
     try:
         launch("kata.commands._ranks_train", [json.dumps(job)], settings.nproc)
     except RanksFailed as err:
