@@ -38,7 +38,8 @@ from kata.files import atomic_write
 from kata.i18n import _, say
 from kata.project import locate
 
-__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "write_snapshot", "write_stubs"]
+__all__ = ["SNAPSHOT_DIR", "differences", "is_stub", "pristine_source", "stub_source", "unwritten_names",
+           "write_snapshot", "write_stubs"]
 
 SNAPSHOT_DIR = Path(".kata") / "pristine"   # relative to the checkout's root
 _GIT_COMMITS = 200                          # how far back git is searched for a stub
@@ -117,6 +118,19 @@ def differences(path: str | Path, source: str | None = None, name: str | None = 
         if why:
             found.append(why)
     return found
+
+
+def unwritten_names(path: str | Path, name: str | None = None) -> list[str]:
+    """The names exercise ``name`` (default: the file's stem) defines that the module at ``path`` leaves as its
+    stub has them, or does not define; ``[]`` for a file that can't be read or parsed (importing it says why)."""
+    path = Path(path)
+    exercise = curriculum.get(name or path.stem)
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, SyntaxError, ValueError):
+        return []
+    defined = _definitions(tree)
+    return [n for n in exercise.names if n not in defined or _unwritten(defined[n]) is None]
 
 
 def is_stub(path: str | Path, source: str | None = None, name: str | None = None) -> bool:

@@ -31,6 +31,7 @@ torch is imported inside the functions, so ``kata --help`` stays light.
 
 from __future__ import annotations
 
+import json
 import platform
 import sys
 import time
@@ -43,14 +44,16 @@ from kata.checks.lessons import say as say_
 from kata.commands._args import positive
 from kata.commands._checkpoints import CHECKPOINT, Checkpoints, ResumeError, checkpoint_file, earlier_run
 from kata.commands._histories import HistoryWatch, SeedsCrash, book_plot, plain
+from kata.commands._progress import ProgressLoader
 from kata.files import write_json
 from kata.harness.target import Target, TargetError, target_path
 from kata.harness.tracebacks import display, learner_error
-from kata.i18n import N_, _, say
+from kata.i18n import N_, _, language, say
 from kata.records.history import HISTORY_NAMES
 
-__all__ = ["BOOK", "HELP", "QUICK", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings", "add_parser",
-           "book_plot", "data_root", "learner_code", "pick_device", "plain", "run", "settings_of", "train"]
+__all__ = ["BOOK", "HELP", "QUICK", "RANK_MODULES", "HistoryWatch", "KataUserError", "ProgressLoader", "Settings",
+           "add_parser", "book_plot", "closing", "data_root", "epoch_line", "heading", "learner_code", "live_plot",
+           "pick_device", "plain", "run", "run_folder", "settings_of", "train", "train_on_ranks"]
 
 HELP = N_("train the book's CNN with an implementation (solutions by default)")
 
@@ -82,6 +85,10 @@ def add_parser(sub):
                           "(kata.sim): a GPU's device rules on any machine, so the seed's crash happens here too"))
     p.add_argument("--out", help=_("folder for history.png, history.json and checkpoint.pt (default "
                                    "runs/<timestamp>; with --resume, the checkpoint's folder)"))
+    p.add_argument("--nproc", type=positive, metavar="N",
+                   help=_("train on N processes under torchrun (PyTorch's launcher) with the implementation's "
+                          "distributed module: DistributedDataParallel, each process a share of the images, one "
+                          "progress bar; on the CPU (gloo), or on N GPUs (nccl) where there are N"))
     p.add_argument("--resume", metavar="PATH",
                    help=_("go on from a checkpoint.pt (or the run folder holding it), with that run's settings and "
                           "target unless given again, on --device (any), up to --epochs in all (default: the "
@@ -111,7 +118,8 @@ def settings_of(args) -> Settings:
                     target=pick("target", args.target), root=pick("root", args.root),
                     batch_size=pick("batch_size", args.batch_size), device=args.device,
                     out=args.out or (str(resume.parent) if resume else None), book=book,
-                    data_seed=earlier.get("data_seed", 0), resume=str(resume) if resume else None)
+                    data_seed=earlier.get("data_seed", 0), resume=str(resume) if resume else None,
+                    nproc=args.nproc)
 
 
 def run(args) -> int:
@@ -142,6 +150,7 @@ class Settings:
     data_seed: int = 0
     book: bool = False
     resume: str | None = None        # a checkpoint.pt to go on from
+    nproc: int | None = None         # --nproc: that many ranks under torchrun, with the distributed exercise
 
 
 def pick_device(choice: str):
@@ -187,64 +196,10 @@ def data_root(settings: Settings, quiet: bool = False) -> tuple[Path, bool]:
     return root, True
 
 
-class ProgressLoader:
-    """The training DataLoader, with a progress bar over its batches.
-
-    It looks like the DataLoader to the learner's loop (`for x, y in dl`,
-    `len(dl)`, `dl.dataset`, `dl.batch_size`). The running loss in the bar is
-    computed from the model's output by a forward hook (`attach`), so the
-    learner's loop needs no change; it copies each output to the host, which
-    costs a GPU one sync per batch: fine for a progress bar, not for a benchmark.
-    """
-
-    def __init__(self, dl, epochs: int, done: int = 0):
-        self.dl, self.epochs, self.epoch = dl, epochs, done
-        self.dataset, self.batch_size = dl.dataset, dl.batch_size
-        self._bar = None
-        self._y = None
-        self._loss_sum = 0.0
-        self._seen = 0
-
-    def __len__(self) -> int:
-        return len(self.dl)
-
-    def attach(self, model):
-        return model.register_forward_hook(self._on_forward)
-
-    def _on_forward(self, module, args, output) -> None:
-        if self._bar is None or self._y is None or not module.training:
-            return
-        import torch
-        import torch.nn.functional as F
-
-        with torch.no_grad():
-            p = output.detach()[:, 0].float().cpu().clamp(1e-7, 1 - 1e-7)
-            y = self._y.float().cpu()
-            if p.shape == y.shape:
-                self._loss_sum += F.binary_cross_entropy(p, y, reduction="sum").item()
-                self._seen += len(y)
-                self._bar.set_postfix(loss=f"{self._loss_sum / self._seen:.4f}", refresh=False)
-
-    def __iter__(self):
-        from tqdm import tqdm
-
-        self.epoch += 1
-        self._loss_sum, self._seen = 0.0, 0
-        self._bar = tqdm(total=len(self.dl), desc=say("epoch {epoch}/{epochs}", epoch=self.epoch, epochs=self.epochs),
-                         unit=_("batch"),
-                         leave=False, file=sys.stderr, dynamic_ncols=True, disable=None)  # none in logs
-        try:
-            for x, y in self.dl:
-                self._y = y
-                yield x, y
-                self._bar.update(1)
-        finally:
-            self._bar.close()
-            self._bar = self._y = None
-
-
 def train(settings: Settings, quiet: bool = False) -> dict:
     """Train, evaluate and write the run's files; return what history.json holds."""
+    if settings.nproc:
+        return train_on_ranks(settings, quiet)
     import torch
 
     start = time.perf_counter()
@@ -255,8 +210,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         resume = checkpoint_file(settings.resume) if settings.resume else None
     except ResumeError as err:
         raise KataUserError(str(err)) from None
-    out = Path(settings.out) if settings.out else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
-    out.mkdir(parents=True, exist_ok=True)
+    out = run_folder(settings)
     device = pick_device(settings.device)
 
     root, synthetic = data_root(settings, quiet)
@@ -276,17 +230,12 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     if remaining < 1:
         raise KataUserError(say_(lessons.RESUME_DONE, path=display(resume), done=done, more=done + QUICK["epochs"]))
 
-    tell(say(N_("kata train: {target} on synthetic CelebA ({train:,} train / {valid:,} valid / {test:,} test images, "
-                "{root}), {epochs} epochs, batch {batch}, device {device}") if synthetic else
-             N_("kata train: {target} on CelebA ({train:,} train / {valid:,} valid / {test:,} test images, {root}), "
-                "{epochs} epochs, batch {batch}, device {device}"),
-             target=target.display(), train=len(train_ds), valid=len(valid_ds), test=len(test_ds), root=root,
-             epochs=settings.epochs, batch=settings.batch_size, device=device))
+    tell(heading(target, settings, (train_ds, valid_ds, test_ds), root, synthetic, device))
     if not settings.book:
         tell(_("  (a quick run; `kata train --book` runs the book's 16,000 / 1,000 images for 30 epochs)"))
     if resume is not None:
         tell(say_(lessons.RESUMED, path=display(resume), done=done, epochs=settings.epochs))
-    live = _live_plot(plotting, out / "history.png", target, device, tell)
+    live = live_plot(plotting, out / "history.png", target, device, tell)
 
     record = {
         # solutions and exercises by name, so a run folder taken to another machine resumes with its copy
@@ -328,12 +277,7 @@ def train(settings: Settings, quiet: bool = False) -> dict:
         write_json(out / "history.json", record)
         with learner_code(target):
             checkpoints.save(model, done + epoch + 1, full)
-        h = record["history"]
-        tell(say("epoch {epoch:>2}/{epochs}  train loss {train_loss:.4f} acc {train_acc:.4f} | valid loss "
-                 "{valid_loss:.4f} acc {valid_acc:.4f}  ({seconds:.1f} s)", epoch=done + epoch + 1,
-                 epochs=settings.epochs, train_loss=h["loss_hist_train"][-1], train_acc=h["accuracy_hist_train"][-1],
-                 valid_loss=h["loss_hist_valid"][-1], valid_acc=h["accuracy_hist_valid"][-1],
-                 seconds=record["epoch_seconds"][-1]))
+        tell(epoch_line(record, done + epoch + 1, settings.epochs))
 
     calls: list[int] = []
     progress = ProgressLoader(train_dl, settings.epochs, done)
@@ -352,16 +296,112 @@ def train(settings: Settings, quiet: bool = False) -> dict:
     write_json(out / "history.json", record)
     for note in watch.notes():
         tell(say("note: {note}", note=note))
-    tell(say("test accuracy {accuracy:.4f} ({images:,} images), valid {valid:.4f}; {seconds:.0f} s in all",
-             accuracy=record["test"]["accuracy"], images=len(test_ds),
-             valid=record["history"]["accuracy_hist_valid"][-1], seconds=record["total_seconds"]))
-    written = [out / "history.png", out / "history.json"] + ([out / CHECKPOINT] if checkpoints.saving else [])
-    tell(say("wrote {files} and {last}", files=", ".join(display(p) for p in written[:-1]),
-             last=display(written[-1])))
+    closing(record, out, checkpoints.saving, tell)
     return record
 
 
-def _live_plot(plotting, path: Path, target: Target, device, tell):
+def run_folder(settings: Settings) -> Path:
+    """--out, or runs/<timestamp>; made."""
+    out = Path(settings.out) if settings.out else Path("runs") / datetime.now().strftime("%Y%m%d-%H%M%S")
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+# What `kata train --nproc` runs on its ranks (kata/commands/_ranks_train.py): the target's module for each role.
+RANK_MODULES = {"data": "data", "model": "model", "training": "training", "plotting": "plotting",
+                "distributed": "distributed", "checkpoint": "checkpoint"}
+
+
+def train_on_ranks(settings: Settings, quiet: bool = False) -> dict:
+    """``--nproc N``: the run on N ranks under torchrun, writing what a one-process run writes; return
+    history.json's record."""
+    from kata import pristine
+    from kata.commands._torchrun import RanksFailed, launch
+
+    started = time.time()
+    tell = (lambda *a: None) if quiet else (lambda *a: print(*a, flush=True))
+    if settings.resume:
+        raise KataUserError(_("--resume goes on in one process: leave out --nproc"))
+    target = Target(target_path(settings.target))
+    ranks = RANK_MODULES["distributed"]
+    with learner_code(target):
+        target.load(ranks)
+    missing = pristine.unwritten_names(target.file(ranks), ranks)
+    if missing:
+        raise KataUserError(say("{file}: `{function}` is not written yet, and --nproc trains with it; "
+                                "`kata hint {exercise}` helps", file=target.display(ranks), function=missing[0],
+                                exercise=ranks))
+    device = _ranks_device(settings.device, settings.nproc, tell)
+    out = run_folder(settings)
+    root, synthetic = data_root(settings, quiet)
+    job = {"settings": asdict(settings), "target": str(target.path), "modules": RANK_MODULES, "out": str(out),
+           "root": str(root), "synthetic": synthetic, "device": device, "quiet": quiet, "started": started,
+           "lang": language()}
+    try:
+        launch("kata.commands._ranks_train", [json.dumps(job)], settings.nproc)
+    except RanksFailed as err:
+        if not str(err):   # the ranks were interrupted
+            raise KeyboardInterrupt from None
+        raise KataUserError(str(err)) from None
+    return json.loads((out / "history.json").read_text())
+
+
+def _ranks_device(choice: str, nproc: int, tell) -> str:
+    """Where --nproc's ranks train: "cuda" (one GPU each, nccl) or "cpu" (gloo), with a note when that is not
+    what --device asked."""
+    import torch
+
+    gpus = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if choice == "cuda" and gpus < nproc:
+        raise KataUserError(say("--device cuda --nproc {n}: each rank needs a CUDA device of its own, and this "
+                                "machine has {gpus}; leave out --device to train the ranks on the CPU",
+                                n=nproc, gpus=gpus))
+    if choice in ("cuda", "auto") and gpus >= nproc:
+        return "cuda"
+    if choice == "auto" and gpus:
+        tell(say("  (--nproc {n}: fewer CUDA devices than ranks here, so the ranks train on the CPU, with gloo)",
+                 n=nproc))
+    elif choice == "sim":
+        tell(say("  (--device sim: DistributedDataParallel does not run on the simulated accelerator, gloo has no "
+                 "simgpu device, so the {n} ranks train on the CPU)", n=nproc))
+    elif choice == "mps":
+        tell(say("  (--device mps: DistributedDataParallel's backends do not run on MPS, so the {n} ranks train on "
+                 "the CPU)", n=nproc))
+    return "cpu"
+
+
+def heading(target: Target, settings: Settings, splits, root: Path, synthetic: bool, device) -> str:
+    """The run's first line: the target, the data, the sizes, the device."""
+    train_ds, valid_ds, test_ds = splits
+    return say(N_("kata train: {target} on synthetic CelebA ({train:,} train / {valid:,} valid / {test:,} test "
+                  "images, {root}), {epochs} epochs, batch {batch}, device {device}") if synthetic else
+               N_("kata train: {target} on CelebA ({train:,} train / {valid:,} valid / {test:,} test images, "
+                  "{root}), {epochs} epochs, batch {batch}, device {device}"),
+               target=target.display(), train=len(train_ds), valid=len(valid_ds), test=len(test_ds), root=root,
+               epochs=settings.epochs, batch=settings.batch_size, device=device)
+
+
+def epoch_line(record: dict, epoch: int, epochs: int) -> str:
+    """An epoch's line, from the record's history and epoch times."""
+    h = record["history"]
+    return say("epoch {epoch:>2}/{epochs}  train loss {train_loss:.4f} acc {train_acc:.4f} | valid loss "
+               "{valid_loss:.4f} acc {valid_acc:.4f}  ({seconds:.1f} s)", epoch=epoch,
+               epochs=epochs, train_loss=h["loss_hist_train"][-1], train_acc=h["accuracy_hist_train"][-1],
+               valid_loss=h["loss_hist_valid"][-1], valid_acc=h["accuracy_hist_valid"][-1],
+               seconds=record["epoch_seconds"][-1])
+
+
+def closing(record: dict, out: Path, checkpoint: bool, tell) -> None:
+    """The run's last lines: the test accuracy, and the files written."""
+    tell(say("test accuracy {accuracy:.4f} ({images:,} images), valid {valid:.4f}; {seconds:.0f} s in all",
+             accuracy=record["test"]["accuracy"], images=record["data"]["n_test"],
+             valid=record["history"]["accuracy_hist_valid"][-1], seconds=record["total_seconds"]))
+    written = [out / "history.png", out / "history.json"] + ([out / CHECKPOINT] if checkpoint else [])
+    tell(say("wrote {files} and {last}", files=", ".join(display(p) for p in written[:-1]),
+             last=display(written[-1])))
+
+
+def live_plot(plotting, path: Path, target: Target, device, tell):
     """The target's LivePlot; on an accelerator (a GPU, or the simulated one), None (the book's plot
     instead) while plotting.py is a stub, so a learner at the training exercise sees the seed's crash."""
     with learner_code(target):

@@ -54,9 +54,10 @@ CATALOGUES = {
                 "conftest.py"],
     "harness": ["kata/harness/*.py", "kata/notebook.py", "kata/progress.py", "kata/project.py", "kata/files.py",
                 "kata/celeba.py", "kata/data/*.py", "kata/data/synth/*.py", "kata/i18n/__init__.py"],
-    "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "bench",
-                                                         "data", "doctor", "hint", "list", "next", "solution",
-                                                         "train", "watch")] + ["kata/conformance/*.py"],
+    "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "_progress",
+                                                         "_ranks_train", "_torchrun", "bench", "data", "doctor",
+                                                         "hint", "list", "next", "solution", "train", "watch")]
+    + ["kata/conformance/*.py"],
     "grading": ["kata/grading/*.py", "kata/records/__init__.py", "kata/records/wire.py",
                 "kata/records/declared.py", "kata/commands/grade.py", "kata/commands/gradescope.py"],
     "hints": ["kata/curriculum.py"],

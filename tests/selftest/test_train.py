@@ -257,3 +257,61 @@ def test_numpy_scalars_and_tensors_that_require_grad_get_their_own_notes(tmp_pat
     assert "training.py, line 9: losses.append(w * 2)" in grad
     assert numpy.startswith("the histories held NumPy scalars") and "float(x)" in numpy
     assert "training.py, line 10: accs += [np.float64(0.5)]" in numpy
+
+
+# --- --nproc: the same run on ranks under torchrun, with the distributed exercise --------------------------------
+
+
+def test_nproc_trains_on_two_ranks_and_writes_what_a_one_process_run_writes(tmp_path, data_home, capfd):
+    import torch
+
+    from kata.harness.target import Target
+
+    code = commands.main(["train", "--target", "solutions", "--nproc", "2", "--train", "24", "--valid", "9",
+                          "--test", "8", "--epochs", "1", "--batch-size", "8", "--out", str(tmp_path / "run")])
+    out, err = capfd.readouterr()
+    assert code == 0, out + err
+    record = json.loads((tmp_path / "run" / "history.json").read_text())
+    assert set(record["history"]) == {"loss_hist_train", "loss_hist_valid", "accuracy_hist_train",
+                                      "accuracy_hist_valid"}
+    assert all(len(v) == 1 and type(v[0]) is float for v in record["history"].values()), record["history"]
+    assert record["ranks"] == {"world_size": 2, "backend": "gloo"} and record["device"] == "cpu"
+    assert record["data"]["n_valid"] == 9 and 0.0 <= record["test"]["accuracy"] <= 1.0
+    assert len(record["epoch_seconds"]) == 1 and record["settings"]["nproc"] == 2
+    with Image.open(tmp_path / "run" / "history.png") as png:
+        assert png.format == "PNG"
+    assert out.count("epoch  1/1") == 1, f"one rank prints, not each:\n{out}"
+    assert "Traceback" not in err and "torch.distributed" not in err, err
+    # the checkpoint opens as a one-process run's does (the checkpoint exercise's load_checkpoint, Adam's state)
+    solutions = Target(locate().solutions)
+    model = solutions.module("model").build_model()
+    optimizer = torch.optim.Adam(model.parameters(), lr=0.001)
+    epoch, history = solutions.module("checkpoint").load_checkpoint(tmp_path / "run" / "checkpoint.pt", model,
+                                                                    optimizer, device="cpu")
+    assert epoch == 1 and [list(h) for h in history] == [record["history"][n] for n in record["history"]]
+    assert optimizer.state_dict()["state"], "Adam's state is in the checkpoint"
+
+
+def test_nproc_on_a_stub_says_which_function_is_not_written_in_one_line(tmp_path, data_home, capsys):
+    stubs = tmp_path / "exercises"
+    if pristine.write_stubs(stubs):
+        pytest.skip("no pristine stubs (no .kata/pristine/ snapshot, no git history)")
+    code = commands.main(["train", "--target", str(stubs), "--nproc", "2", "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 1
+    assert err.strip().count("\n") == 0, err
+    assert "distributed.py: `shard_loaders` is not written yet" in err and "kata hint distributed" in err, err
+
+
+def test_nproc_reports_a_rank_s_error_in_the_learner_s_code_as_one_message(tmp_path, data_home, capfd):
+    mine = tmp_path / "mine"
+    shutil.copytree(locate().solutions, mine)
+    source = (mine / "distributed.py").read_text()
+    (mine / "distributed.py").write_text(source.replace("pred = model(x_batch)[:, 0]\n        loss = loss_fn",
+                                                        "pred = model(x_batch)\n        loss = loss_fn", 1))
+    code = commands.main(["train", "--target", str(mine), "--nproc", "2", "--train", "8", "--valid", "4", "--test",
+                          "4", "--epochs", "1", "--batch-size", "4", "--out", str(tmp_path / "run")])
+    err = capfd.readouterr().err
+    assert code == 1
+    assert "distributed.py, line" in err and "in run_epoch" in err and "pytest" in err, err
+    assert "Traceback" not in err and "ChildFailedError" not in err and err.count("kata train:") == 1, err
