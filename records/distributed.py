@@ -20,7 +20,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 
-from kata.records import BEHAVIOUR, SHAPE, WORK, context, record
+from kata.records import BEHAVIOUR, SHAPE, WORK, caught, context, record
 from kata.records.doubles import host, tiny_data, tiny_model
 from kata.records.elsewhere import NotRun, open_elsewhere
 from kata.records.ranks import RankFailed, as_data, from_data, on_ranks
@@ -200,9 +200,21 @@ def on_accelerator(distributed, seed):
 HISTORY = ([0.7, 0.6, 0.55], [0.72, 0.65, 0.6], [0.5, 0.6, 0.7], [0.45, 0.55, 0.65])
 
 
+def loaded(distributed, path, model, weights) -> dict:
+    """load_checkpoint(path, model): what it returned and whether the model (unwrapped) holds ``weights`` now; or
+    its error, caught (the file's own problem comes first where it has one)."""
+    try:
+        returned = distributed.load_checkpoint(path, model)
+    except Exception as exc:  # noqa: BLE001 - the learner's error is the answer
+        return {"error": caught(exc, distributed)}
+    inner = model.module if isinstance(model, DistributedDataParallel) else model
+    return {"returned": plain(returned), "same": all(torch.equal(a, b) for a, b in zip(inner.parameters(), weights))}
+
+
 def saved(distributed, seed, path):
-    def work(rank, world):
-        model = DistributedDataParallel(tiny_model(seed))
+    weights = list(tiny_model(seed).parameters())
+
+    def save(rank, world):
         saves, save = [], torch.save
 
         def slow_save(obj, f, *args, **kwargs):
@@ -213,28 +225,25 @@ def saved(distributed, seed, path):
 
         torch.save = slow_save
         try:
-            distributed.save_checkpoint(path, model, 3, HISTORY)
+            distributed.save_checkpoint(path, DistributedDataParallel(tiny_model(seed)), 3, HISTORY)
         finally:
             torch.save = save
-        there = Path(path).is_file()
-        other = DistributedDataParallel(tiny_model(seed + 1))
-        loaded = distributed.load_checkpoint(path, other) if there else None
-        dist.barrier()
-        return {"saves": saves, "there": there, "loaded": plain(loaded),
-                "same": [torch.equal(a, b) for a, b in zip(model.module.parameters(), other.module.parameters())]}
+        return {"saves": saves, "there": Path(path).is_file()}
 
-    ranks = on_ranks(work, distributed)
-    read = torch.load(path, weights_only=True, map_location="cpu") if Path(path).is_file() else None
-    plain_model = tiny_model(seed + 2)
-    loaded = distributed.load_checkpoint(path, plain_model) if Path(path).is_file() else None
-    return {"ranks": ranks, "file": plain(read), "weights": [host(p) for p in tiny_model(seed).parameters()],
-            "plain": {"loaded": plain(loaded), "after": [host(p) for p in plain_model.parameters()]}}
+    ranks = on_ranks(save, distributed)
+    if not Path(path).is_file():
+        return {"ranks": ranks, "file": None}
+    read = torch.load(path, weights_only=True, map_location="cpu")
+    loading = on_ranks(lambda rank, world: loaded(distributed, path, DistributedDataParallel(tiny_model(seed + 1)),
+                                                  weights), distributed)
+    return {"ranks": ranks, "file": plain(read), "weights": [host(p) for p in weights], "loading": loading,
+            "plain": loaded(distributed, path, tiny_model(seed + 2), weights)}
 
 
 @record(seeds, rests=(WORK, BEHAVIOUR))
 def checkpoint(distributed, seed):
-    """save_checkpoint on two ranks of a DDP-wrapped tiny model (rank 0's torch.save made slow), what each rank saw
-    of the file as save_checkpoint returned, and load_checkpoint on each rank into another wrapped model; then the
-    file as a stranger reads it (weights_only, onto the CPU), and load_checkpoint in one plain process"""
+    """save_checkpoint on two ranks of a DDP-wrapped tiny model (rank 0's torch.save made slow) and what each rank
+    saw of the file as it returned; the file as a stranger reads it (weights_only, onto the CPU); load_checkpoint on
+    each rank into another wrapped model, and in one plain process"""
     path = Path(tempfile.mkdtemp(dir=context().tmp)) / "ddp.pt"
     return ranked("saved", distributed, seed=seed, path=str(path))

@@ -224,17 +224,24 @@ def test_save_checkpoint_returns_once_the_file_is_written(distributed):
         "every rank calls dist.barrier(); rank 1 returned while rank 0 was still writing, and found no file")
 
 
+def file_problem(found) -> str | None:
+    """Why the file is not the dict of a plain model's state that save_checkpoint writes, or None."""
+    file = found["file"]
+    if not (isinstance(file, dict) and {"model", "epoch", "history"} <= set(file)):
+        return say("save_checkpoint must write a dict {{'model': state_dict, 'epoch': epoch, 'history': history}}\n"
+                   "  the file holds {value}", value=describe(file))
+    keys = sorted(file["model"]) if isinstance(file["model"], dict) else []
+    if any(k.startswith("module.") for k in keys):
+        return say("the file must hold the model's own state_dict, not its DistributedDataParallel wrapper's (whose "
+                   "keys all start with 'module.', which a plain model refuses): save model.module.state_dict()\n"
+                   "  its keys are {keys}", keys=keys)
+    return None
+
+
 def test_checkpoint_holds_the_plain_models_state(distributed):
     found = saved(distributed)
+    fail_if(file_problem(found))
     file = found["file"]
-    assert isinstance(file, dict) and {"model", "epoch", "history"} <= set(file), say(
-        "save_checkpoint must write a dict {{'model': state_dict, 'epoch': epoch, 'history': history}}\n  the file "
-        "holds {value}", value=describe(file))
-    keys = sorted(file["model"])
-    assert not any(k.startswith("module.") for k in keys), say(
-        "the file must hold the model's own state_dict, not its DistributedDataParallel wrapper's (whose keys all "
-        "start with 'module.', which a plain model refuses): save model.module.state_dict()\n  its keys are "
-        "{keys}", keys=keys)
     model = tiny_model(0)
     model.load_state_dict(file["model"])
     assert all(torch.equal(a, b) for a, b in zip(model.parameters(), found["weights"])), _(
@@ -243,16 +250,21 @@ def test_checkpoint_holds_the_plain_models_state(distributed):
         "the file's epoch must be the Python int given\n  it holds {value}", value=describe(file["epoch"]))
 
 
+LOADS = N_("load_checkpoint must load the file's weights into the model itself (a DistributedDataParallel's "
+           "model.module), on any rank and in one process without a process group, and return (epoch, history)")
+
+
 def test_load_checkpoint_fills_wrapped_and_plain_models(distributed):
     found = saved(distributed)
-    for rank, one in enumerate(found["ranks"]):
-        assert all(one["same"]), say(
-            "load_checkpoint must load the file's weights into the model a DistributedDataParallel wraps "
-            "(model.module)\n  on rank {rank}, the wrapped model's weights differ from those saved", rank=rank)
-    plain = found["plain"]
-    assert all(torch.equal(a, b) for a, b in zip(plain["after"], found["weights"])), _(
-        "load_checkpoint must also fill a plain model, in one process without a process group")
-    epoch, history = plain["loaded"]
-    assert epoch == 3 and [list(h) for h in history] == [list(h) for h in found["file"]["history"]], say(
-        "load_checkpoint must return (epoch, history) as the file holds them\n  it returned {value}",
-        value=describe(plain["loaded"]))
+    fail_if(file_problem(found))
+    for who, one in [*((say("rank {rank}", rank=r), one) for r, one in enumerate(found["loading"])),
+                     (_("one plain process"), found["plain"])]:
+        if "error" in one:
+            fail_if(say("{lesson}\n  in {who}, it raised {kind}: {text}", lesson=_(LOADS), who=who,
+                        kind=one["error"]["kind"], text=one["error"]["text"]))
+        assert one["same"], say("{lesson}\n  in {who}, the model's weights differ from those saved", lesson=_(LOADS),
+                                who=who)
+        returned = one["returned"]
+        assert isinstance(returned, (tuple, list)) and len(returned) == 2 and returned[0] == 3 and [
+            list(h) for h in returned[1]] == [list(h) for h in found["file"]["history"]], say(
+            "{lesson}\n  in {who}, it returned {value}", lesson=_(LOADS), who=who, value=describe(returned))

@@ -63,7 +63,8 @@ class Place:
 
 def place_in(exc: BaseException, folder: Path) -> Place | None:
     """The last frame of ``exc``'s traceback in a file under ``folder`` (or in the file
-    ``folder``), or None."""
+    ``folder``); else where the record that met it said it was raised there (``exc.kata_raised_at``: an
+    error met in another process, a rank's); or None."""
     folder = Path(folder).resolve()
 
     def mine(file: Path) -> bool:
@@ -78,6 +79,9 @@ def place_in(exc: BaseException, folder: Path) -> Place | None:
         file = Path(frame.filename).resolve()
         if mine(file):
             found = Place(file, frame.lineno, frame.name, (frame.line or "").strip())
+    at = getattr(exc, "kata_raised_at", None)   # met in another process (a rank, a laptop): where it said
+    if found is None and isinstance(at, (list, tuple)) and len(at) == 4 and mine(Path(str(at[0])).resolve()):
+        found = Place(Path(str(at[0])).resolve(), int(at[1]), str(at[2]), str(at[3]))
     return found
 
 

@@ -80,7 +80,7 @@ def from_data(found: dict) -> RankFailed:
     return exc
 
 
-def free_port() -> int:
+def _free_port() -> int:
     with contextlib.closing(socket.socket()) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -187,7 +187,7 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
     from kata import records
 
     folder = records._folder_of(module) if module is not None else None
-    port = free_port()
+    port = _free_port()
     children, pipes = [], []
     sys.stdout.flush(), sys.stderr.flush()
     for rank in range(world):
