@@ -36,7 +36,7 @@ def ranks_of(distributed, name):
     """The answers of record ``name``'s cases, each a list with one answer per rank; a hang said as its lesson."""
     cases = distributed.cases(name)
     for case in cases:
-        if case.raised is not None and " hung at " in str(case.raised):
+        if case.raised is not None and "RankHung" in f"{type(case.raised).__name__}: {case.raised}":
             fail_if(say(HUNG, error=str(case.raised)))
     return cases
 
