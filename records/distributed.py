@@ -15,7 +15,6 @@ import time
 from pathlib import Path
 
 import torch
-import torch.distributed as dist
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
@@ -126,28 +125,35 @@ def on_laptop(target, args, function) -> dict:
         return {"rank_error": as_data(exc)}
 
 
-def asked_shards(distributed, n_train, n_valid, batch):
+def asked_shards(distributed, sizes):
     def work(rank, world):
-        train, valid = Seen(n_train, 1), Seen(n_valid, 2)
-        train_dl, valid_dl = distributed.shard_loaders(train, valid, rank, world, batch_size=batch)
-        epochs, sizes = [], []
-        for epoch in (0, 1):
-            if hasattr(getattr(train_dl, "sampler", None), "set_epoch"):
-                train_dl.sampler.set_epoch(epoch)
-            train.read.clear()
-            sizes = [len(y) for _x, y in train_dl]
-            epochs.append(list(train.read))
-        valid_sizes = [len(y) for _x, y in valid_dl]
-        return {"train": epochs, "train_batches": sizes, "valid": list(valid.read), "valid_batches": valid_sizes,
-                "sampler": type(getattr(train_dl, "sampler", None)).__name__}
-    return on_ranks(work, distributed)
+        found = []
+        for n_train, n_valid, batch in sizes:
+            train, valid = Seen(n_train, 1), Seen(n_valid, 2)
+            train_dl, valid_dl = distributed.shard_loaders(train, valid, rank, world, batch_size=batch)
+            epochs, batches = [], []
+            for epoch in (0, 1):
+                if hasattr(getattr(train_dl, "sampler", None), "set_epoch"):
+                    train_dl.sampler.set_epoch(epoch)
+                train.read.clear()
+                batches = [len(y) for _x, y in train_dl]
+                epochs.append(list(train.read))
+            valid_batches = [len(y) for _x, y in valid_dl]
+            found.append({"train": epochs, "train_batches": batches, "valid": list(valid.read),
+                          "valid_batches": valid_batches})
+        return found
+    by_rank = on_ranks(work, distributed)
+    return [list(ranks) for ranks in zip(*by_rank)]   # per size, each rank's answer
 
 
-@record([(10, 5, 2), (12, 7, 4), (8, 4, 3), (6, 1, 2)], rests=(WORK, SHAPE))
-def shards(distributed, n_train, n_valid, batch):
-    """shard_loaders on each rank: the training items each gave in epochs 0 and 1 (its sampler told the epoch, as
-    run_epoch tells it), the validation items, the batch sizes"""
-    return ranked("asked_shards", distributed, n_train=n_train, n_valid=n_valid, batch=batch)
+SIZES = [(10, 5, 2), (12, 7, 4), (8, 4, 3), (6, 1, 2)]   # (training images, validation images, batch size)
+
+
+@record([SIZES], rests=(WORK, SHAPE))
+def shards(distributed, sizes):
+    """shard_loaders on each rank, for each of ``sizes``: the training items each gave in epochs 0 and 1 (its
+    sampler told the epoch, as run_epoch tells it), the validation items, the batch sizes"""
+    return ranked("asked_shards", distributed, sizes=sizes)
 
 
 def epochs(distributed, seed, n_train=12, n_valid=N_VALID, batch=2, device=None, wrap=True, count=False):

@@ -29,8 +29,9 @@ def forks():
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items):
     """The checkpoint checks' laptop (a machine without a GPU: kata/records/elsewhere.py), and the processes the
-    checks that take ``forks`` need, are forked from a process forked now, before the kata's plugin installs the simulated accelerator in this one; only in
-    a run of the kata's plugin (a grading server collects the checks without it) that has those checks."""
+    checks that take ``forks`` need, are forked from a process forked now, before the kata's plugin installs the
+    simulated accelerator in this one; only in a run of the kata's plugin (a grading server collects the checks
+    without it) that has those checks."""
     if config.pluginmanager.get_plugin("kata-accelerator") is None:
         return
     if any({"laptop", "forks"} & set(getattr(item, "fixturenames", ())) for item in items):

@@ -50,8 +50,8 @@ LANG_FILE = ".kata-lang"   # `kata lang ko`: a learner's copy in Korean
 # whose sentences it holds. Each domain's .po is edited on its own; a message is
 # looked up in all of them, so a sentence shared by two areas needs one entry.
 CATALOGUES = {
-    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py", "kata/records/elsewhere.py", "tests/conftest.py",
-                "conftest.py"],
+    "lessons": ["kata/checks/*.py", "kata/records/snapshots.py", "kata/records/elsewhere.py", "kata/records/ranks.py",
+                "tests/conftest.py", "conftest.py"],
     "harness": ["kata/harness/*.py", "kata/notebook.py", "kata/progress.py", "kata/project.py", "kata/files.py",
                 "kata/celeba.py", "kata/data/*.py", "kata/data/synth/*.py", "kata/i18n/__init__.py"],
     "commands": [f"kata/commands/{name}.py" for name in ("__init__", "_args", "_checkpoints", "_histories", "_progress",

@@ -8,11 +8,11 @@ torch again; a platform without ``os.fork`` is told so in one line.
 
 Ranks are forked from a process that has never run a backward pass (PyTorch refuses autograd in a child forked
 after one): the records call it in a laptop of :mod:`kata.records.elsewhere`, and a rank on the simulated
-accelerator installs it itself. A rank that raises makes :func:`on_ranks` raise :class:`RankFailed` (the rank's error, its kind and text, and
-where the learner's code raised it); a rank that does not finish within :data:`HANG_SECONDS` (the other ranks
-wait in a collective it skipped, or it waits in one they skipped) is stopped and reported by the line of the
-learner's code it was waiting at: :class:`RankHung`. Both carry ``kata_raised_at`` and ``kata_placed``, which
-:func:`kata.records.answer` sends as any error's.
+accelerator installs it itself. A rank that raises makes :func:`on_ranks` raise :class:`RankFailed` (the rank's
+error, its kind and text, and where the learner's code raised it); a rank that does not finish within
+:data:`HANG_SECONDS` (the other ranks wait in a collective it skipped, or it waits in one they skipped) is stopped
+and reported by the line of the learner's code it was waiting at: :class:`RankHung`. Both carry
+``kata_raised_at`` and ``kata_placed``, which :func:`kata.records.answer` sends as any error's.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ import traceback
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
+
+from kata.i18n import _, say
 
 __all__ = ["HANG_SECONDS", "RankFailed", "RankHung", "as_data", "backend_for", "from_data", "on_ranks"]
 
@@ -49,9 +51,13 @@ class RankFailed(RuntimeError):
 class RankHung(RankFailed):
     """A rank still waiting after :data:`HANG_SECONDS`, and where (the learner's line, when it was there)."""
 
-    def __init__(self, rank: int, raised_at=None, others: str = ""):
-        where = f"{Path(raised_at[0]).name}, line {raised_at[1]}: {raised_at[3]}" if raised_at else "outside your code"
-        RuntimeError.__init__(self, f"rank {rank} hung at {where} (waited {HANG_SECONDS:g} s){others}")
+    def __init__(self, rank: int, raised_at=None, done: tuple[int, ...] = ()):
+        where = say("{file}, line {line}: {source}", file=Path(raised_at[0]).name, line=raised_at[1],
+                    source=raised_at[3]) if raised_at else _("outside your code")
+        said = say("rank {rank} hung at {where} (waited {seconds:g} s)", rank=rank, where=where, seconds=HANG_SECONDS)
+        if done:
+            said += say("; rank {ranks} had returned", ranks=", ".join(map(str, done)))
+        RuntimeError.__init__(self, said)
         self.rank, self.kind, self.text = rank, "RankHung", str(self)
         self.kata_raised_at, self.kata_placed = raised_at, {}
 
@@ -217,7 +223,6 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
             raise RankFailed(rank, kind, text, at, placed)
     hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
     if hung:
-        done = [r for r, one in enumerate(found) if one is not None and "data" in one]
-        others = f"; rank {', '.join(map(str, done))} had returned" if done else ""
-        raise RankHung(hung[0], (found[hung[0]] or {}).get("hung"), others)
+        done = tuple(r for r, one in enumerate(found) if one is not None and "data" in one)
+        raise RankHung(hung[0], (found[hung[0]] or {}).get("hung"), done)
     return [one["data"] for one in found]
