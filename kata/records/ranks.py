@@ -33,7 +33,7 @@ from pathlib import Path
 
 from kata.i18n import _, say
 
-__all__ = ["HANG_SECONDS", "RankFailed", "RankHung", "as_data", "backend_for", "from_data", "on_ranks"]
+__all__ = ["HANG_SECONDS", "RankEnded", "RankFailed", "RankHung", "as_data", "backend_for", "from_data", "on_ranks"]
 
 HANG_SECONDS = 4.0   # a rank that has not finished by then waits for something no other rank will do
 WORLD = 2
@@ -51,15 +51,33 @@ class RankFailed(RuntimeError):
 class RankHung(RankFailed):
     """A rank still waiting after :data:`HANG_SECONDS`, and where (the learner's line, when it was there)."""
 
-    def __init__(self, rank: int, raised_at=None, done: tuple[int, ...] = ()):
-        where = say("{file}, line {line}: {source}", file=Path(raised_at[0]).name, line=raised_at[1],
-                    source=raised_at[3]) if raised_at else _("outside your code")
-        said = say("rank {rank} hung at {where} (waited {seconds:g} s)", rank=rank, where=where, seconds=HANG_SECONDS)
+    def __init__(self, hung: list[tuple[int, list | None]], done: tuple[int, ...] = ()):
+        """``hung``: each rank still waiting and where (its line first: a rank that had one said it first)."""
+        said = "; ".join(say("rank {rank} hung at {where} (waited {seconds:g} s)", rank=rank, where=_where(at),
+                             seconds=HANG_SECONDS) for rank, at in hung)
         if done:
             said += say("; rank {ranks} had returned", ranks=", ".join(map(str, done)))
         RuntimeError.__init__(self, said)
-        self.rank, self.kind, self.text = rank, "RankHung", str(self)
+        (self.rank, raised_at), self.kind, self.text = hung[0], "RankHung", str(self)
         self.kata_raised_at, self.kata_placed = raised_at, {}
+
+
+def _where(raised_at) -> str:
+    if not raised_at:
+        return _("outside your code")
+    return say("{file}, line {line}: {source}", file=Path(raised_at[0]).name, line=raised_at[1], source=raised_at[3])
+
+
+class RankEnded(RankHung):
+    """A rank whose process ended without an answer: gloo ends a process whose collectives do not pair with the
+    other ranks' (a collective one rank alone calls meets the other's next one, of another size)."""
+
+    def __init__(self, rank: int):
+        RuntimeError.__init__(self, say(
+            "rank {rank}'s process ended without an answer: its collectives did not pair with the other ranks' (one "
+            "that only some ranks call meets the others' next one), and gloo ended it", rank=rank))
+        self.rank, self.kind, self.text = rank, "RankEnded", str(self)
+        self.kata_raised_at, self.kata_placed = None, {}
 
 
 def backend_for(device=None) -> str:
@@ -72,14 +90,15 @@ def backend_for(device=None) -> str:
 def as_data(exc: RankFailed) -> dict:
     """A rank's error as plain data (what a laptop of kata.records.elsewhere sends back); :func:`from_data` undoes."""
     return {"rank": exc.rank, "kind": exc.kind, "text": exc.text, "raised_at": exc.kata_raised_at,
-            "placed": exc.kata_placed, "hung": isinstance(exc, RankHung), "said": str(exc)}
+            "placed": exc.kata_placed, "said": str(exc)}
 
 
 def from_data(found: dict) -> RankFailed:
     """The error :func:`as_data` described: a stub's NotImplementedError as itself (every stub's reads the same)."""
     if found["kind"] == "NotImplementedError":
         return NotImplementedError(found["text"])
-    exc = RankHung.__new__(RankHung) if found["hung"] else RankFailed.__new__(RankFailed)
+    kind = {"RankHung": RankHung, "RankEnded": RankEnded}.get(found["kind"], RankFailed)
+    exc = kind.__new__(kind)
     RuntimeError.__init__(exc, found["said"])
     exc.rank, exc.kind, exc.text = found["rank"], found["kind"], found["text"]
     exc.kata_raised_at, exc.kata_placed = found["raised_at"], found["placed"] or {}
@@ -129,14 +148,15 @@ def _receive(fd: int):
 
 
 def _gather(pipes: list[int], seconds: float) -> list:
-    """What each rank sent (None for one that sent nothing), waiting at most ``seconds``, and no longer once a
-    rank has sent an error (the others would only wait for it)."""
+    """What each rank sent (``{"ended": True}`` for one whose process ended without a word, None for one still
+    silent when ``seconds`` passed), and no longer once a rank has sent an error or ended (the others would only
+    wait for it)."""
     found, pending, deadline = [None] * len(pipes), dict(enumerate(pipes)), time.monotonic() + seconds
     while pending and (left := deadline - time.monotonic()) > 0:
         ready = select.select(list(pending.values()), [], [], left)[0]
         for rank in [r for r, fd in pending.items() if fd in ready]:
-            found[rank] = _receive(pending.pop(rank))
-            if found[rank] is None or "error" in found[rank]:
+            found[rank] = _receive(pending.pop(rank)) or {"ended": True}
+            if "error" in found[rank] or "ended" in found[rank]:
                 return found
     return found
 
@@ -208,7 +228,7 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
         children.append(pid)
         pipes.append(read)
     try:
-        found = _gather(pipes, HANG_SECONDS + 2)
+        found = _gather(pipes, HANG_SECONDS + 3)   # every watchdog has reported by then, on a busy machine too
     finally:
         for fd in pipes:
             os.close(fd)
@@ -221,8 +241,12 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
         if one is not None and "error" in one:
             kind, text, at, placed = one["error"]
             raise RankFailed(rank, kind, text, at, placed)
+    ended = [rank for rank, one in enumerate(found) if one is not None and "ended" in one]
+    if ended:
+        raise RankEnded(ended[0])
     hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
     if hung:
         done = tuple(r for r, one in enumerate(found) if one is not None and "data" in one)
-        raise RankHung(hung[0], (found[hung[0]] or {}).get("hung"), done)
+        places = [(rank, (found[rank] or {}).get("hung")) for rank in hung]
+        raise RankHung(sorted(places, key=lambda one: one[1] is None), done)
     return [one["data"] for one in found]

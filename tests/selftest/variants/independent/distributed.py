@@ -33,8 +33,7 @@ def _unwrapped(model):
 
 def run_epoch(model, train_dl, valid_dl, loss_fn, optimizer, device, epoch):
     train_dl.sampler.set_epoch(epoch)
-    zero = lambda: torch.zeros((), device=device)  # noqa: E731
-    t_loss, t_hits, t_count, v_loss, v_hits, v_count = (zero() for _ in range(6))
+    t_loss, t_hits, t_count, v_loss, v_hits, v_count = (torch.zeros((), device=device) for _ in range(6))
     model.train()
     for inputs, labels in train_dl:
         inputs, labels = inputs.to(device, non_blocking=True), labels.to(device, non_blocking=True)
