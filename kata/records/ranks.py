@@ -147,6 +147,13 @@ def _receive(fd: int):
     return pickle.loads(data)
 
 
+def _transport(exc: BaseException) -> bool:
+    """Whether ``exc`` is gloo's word that a peer went away or stopped answering (a consequence of another rank's
+    hang or end, said as that), not an error of this rank's own."""
+    text = str(exc)
+    return type(exc).__name__.startswith("Dist") or "third_party/gloo" in text or "Connection closed by peer" in text
+
+
 def _gather(pipes: list[int], seconds: float) -> list:
     """What each rank sent (``{"ended": True}`` for one whose process ended without a word, None for one still
     silent when ``seconds`` passed), and no longer once a rank has sent an error or ended (the others would only
@@ -156,8 +163,8 @@ def _gather(pipes: list[int], seconds: float) -> list:
         ready = select.select(list(pending.values()), [], [], left)[0]
         for rank in [r for r, fd in pending.items() if fd in ready]:
             found[rank] = _receive(pending.pop(rank)) or {"ended": True}
-            if "error" in found[rank] or "ended" in found[rank]:
-                return found
+            if ("error" in found[rank] and not found[rank].get("transport")) or "ended" in found[rank]:
+                return found   # the cause: a transport error may only follow another rank's
     return found
 
 
@@ -165,10 +172,9 @@ def _rank(rank: int, world: int, port: int, work: Callable, folder, device, fd: 
     """A forked rank: join the group, run ``work``, send what it gave (or why not), wait to be stopped."""
     main = threading.main_thread().ident
 
-    def hung():
+    def hung():   # the process stays (the other ranks would meet a closed connection) until on_ranks ends it
         frame = sys._current_frames().get(main)
         _send(fd, {"hung": _learner_line(frame, folder)})
-        os._exit(0)
 
     watchdog = threading.Timer(HANG_SECONDS, hung)
     watchdog.daemon = True
@@ -191,7 +197,7 @@ def _rank(rank: int, world: int, port: int, work: Callable, folder, device, fd: 
             found = {"data": work(rank, world)}
         except Exception as exc:  # noqa: BLE001 - the learner's error is this rank's answer
             found = {"error": [type(exc).__name__, str(exc), records.raised_within(exc, folder),
-                               records.placed(exc, folder)]}
+                               records.placed(exc, folder)], "transport": _transport(exc)}
         watchdog.cancel()
         _send(fd, found)
         while True:   # kept in the group until every rank reported: one that left would break the others' waits
@@ -237,14 +243,16 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
-    for rank, one in enumerate(found):   # an error first: the other ranks may only have waited for it
-        if one is not None and "error" in one:
-            kind, text, at, placed = one["error"]
-            raise RankFailed(rank, kind, text, at, placed)
+    hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
     ended = [rank for rank, one in enumerate(found) if one is not None and "ended" in one]
+    errors = [rank for rank, one in enumerate(found) if one is not None and "error" in one]
+    # the cause first: a rank's own error; then a rank that ended or hung, which the others' transport errors follow
+    own = [rank for rank in errors if not found[rank].get("transport")] or ([] if hung or ended else errors)
+    if own:
+        kind, text, at, placed = found[own[0]]["error"]
+        raise RankFailed(own[0], kind, text, at, placed)
     if ended:
         raise RankEnded(ended[0])
-    hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
     if hung:
         done = tuple(r for r, one in enumerate(found) if one is not None and "data" in one)
         places = [(rank, (found[rank] or {}).get("hung")) for rank in hung]

@@ -81,8 +81,9 @@ def test_one_cause_is_one_block_in_curriculum_order_and_the_row_counts_it():
     assert outcomes.render_block(summary.blocks[1]) == "another cause"
     assert summary.blocks[2].todo and not first.todo
     rows = [outcomes.render_row(r) for r in summary.rows]
-    assert rows == ["  1. devices      1/5   passed   3 failing (2 causes), 1 not run",
-                    "  2. data         0/2   passed   not started: every check stops at the stub"]
+    width = curriculum.name_width()   # the names as wide as the curriculum's longest
+    assert rows == [f"  1. {'devices':<{width}}   1/5   passed   3 failing (2 causes), 1 not run",
+                    f"  2. {'data':<{width}}   0/2   passed   not started: every check stops at the stub"]
     assert not summary.row("devices").done and summary.row("model") is None
 
 
@@ -96,12 +97,13 @@ def test_a_block_names_at_most_eight_other_checks():
 
 def test_rows_say_done_skipped_partial_and_unchecked():
     ex = curriculum.get("sync")
-    done = "  6. sync         4/6   passed   done (2 skipped)"
+    name = f"{'sync':<{curriculum.name_width()}}"   # the names as wide as the curriculum's longest
+    done = f"  6. {name}   4/6   passed   done (2 skipped)"
     assert outcomes.render_row(outcomes.Row(ex, passed=4, skipped=2)) == done
     assert outcomes.Row(ex, passed=4, skipped=2).done
     partial = outcomes.Row(ex, passed=3, partial=True)
     assert partial.status == "all pass of the checks run" and not partial.done
-    assert outcomes.render_row(outcomes.Row(ex)) == "  6. sync         -/-    not checked yet"
+    assert outcomes.render_row(outcomes.Row(ex)) == f"  6. {name}   -/-    not checked yet"
     assert outcomes.Row(ex, failed=5, causes=1).status == "5 failing (one cause)"
     assert outcomes.Row(ex, failed=1, causes=1, todo=2).status == "1 failing, 2 at a stub"
 
