@@ -22,9 +22,8 @@ from torch.utils.data import DataLoader, Dataset, DistributedSampler, Subset
 from kata.records import BEHAVIOUR, SHAPE, WORK, caught, context, record
 from kata.records.doubles import host, tiny_data, tiny_model
 from kata.records.elsewhere import NotRun, open_elsewhere
-from kata.records.ranks import RankFailed, as_data, from_data, on_ranks
+from kata.records.ranks import WORLD, RankFailed, as_data, from_data, on_ranks
 
-WORLD = 2
 N_VALID = 5   # 3 images on rank 0 and 2 on rank 1: padding repeats one, and a mean of the two means is not the mean
 SYNC_BATCHES = 6   # the training batches of each rank in the epoch whose syncs are counted
 

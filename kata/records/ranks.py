@@ -33,10 +33,11 @@ from pathlib import Path
 
 from kata.i18n import _, say
 
-__all__ = ["HANG_SECONDS", "RankEnded", "RankFailed", "RankHung", "as_data", "backend_for", "from_data", "on_ranks"]
+__all__ = ["HANG_SECONDS", "WORLD", "RankEnded", "RankFailed", "RankHung", "as_data", "backend_for", "from_data",
+           "on_ranks"]
 
 HANG_SECONDS = 4.0   # a rank that has not finished by then waits for something no other rank will do
-WORLD = 2
+WORLD = 2   # the ranks a record runs on: the fewest that show what one process can't
 
 
 class RankFailed(RuntimeError):
