@@ -40,7 +40,7 @@ import pytest
 
 from kata import curriculum, records
 from kata.harness import accelerator as _accelerator
-from kata.harness import asking, collector, failures, outcomes, settings
+from kata.harness import asking, collector, failures, outcomes, prefetch, settings
 from kata.harness.grouping import Recorder
 from kata.harness.scoreboard import Scoreboard
 from kata.harness.target import Target, find_target
@@ -53,6 +53,7 @@ _TARGET = pytest.StashKey["Target | None"]()      # the target of this run; None
 _EXTRA_ARGS = pytest.StashKey[list]()             # positional args left once the target is taken out
 _SELF_TARGETS = pytest.StashKey[list]()           # [solutions, the pristine stubs] in a self-check
 _NO_STUB = pytest.StashKey[list]()                # exercises no pristine stub was found for (a self-check)
+_INSTALL = pytest.StashKey[bool]()                # whether a check marked cuda was collected
 
 # Checks of one exercise past their time limit before the rest of it is failed at once: an endless loop costs
 # its exercise two time limits (two minutes in `pytest exercises`, one in kata watch), not one per check.
@@ -195,6 +196,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.add_cleanup(lambda: collector.thaw(config))
     config.pluginmanager.register(_exercise_fixtures(), "kata-exercise-fixtures")
     config.pluginmanager.register(_accelerator, "kata-accelerator")
+    config.pluginmanager.register(prefetch, prefetch.NAME)   # blocked by -p no:kata-prefetch
     if config.getoption("kata_as_gpu", False):
         from kata.asgpu.pytest_plugin import AsGpu
 
@@ -330,8 +332,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         item.add_marker(getattr(pytest.mark, exercise.name))
         if "kata_target" not in getattr(item, "fixturenames", ()):
             unbound.append(item.nodeid)
-    if chosen is not None:
-        _accelerator.install_if_simulated(config)
+    config.stash[_INSTALL] = chosen is not None   # installed once the checks are collected (after the helper's fork)
     if unbound:
         raise pytest.UsageError(
             "these checks never touch the target, so they could pass on a stub: " + ", ".join(unbound))
@@ -344,10 +345,17 @@ def _checks_run(session: pytest.Session) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_finish(session: pytest.Session) -> None:
-    if _checks_run(session):
+    checks, target = _checks_run(session), run_target(session.config)
+    ours = [ex.name for ex in map(curriculum.exercise_of, (item.path for item in session.items)) if ex is not None]
+    if checks:
         collector.freeze_collected(session.config)
-        if any(curriculum.exercise_of(item.path) for item in session.items):   # the checks (not the benchmarks)
-            session.config.stash[_THREADS] = records.few_threads()   # set back at the end (a notebook's kernel goes on)
+    if target is not None:   # records asked ahead on a second core, forked before the accelerator's install
+        prefetch.start(session.config, target, [n for n in dict.fromkeys(ours)
+                                                if locate().records_of(n).is_file() and target.file(n).is_file()])
+    if session.config.stash.get(_INSTALL, False):
+        _accelerator.install_if_simulated(session.config)
+    if checks and ours:   # the checks (not the benchmarks)
+        session.config.stash[_THREADS] = records.few_threads()   # set back at the end (a notebook's kernel goes on)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -43,7 +43,7 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops"]
+__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops", "serve_own_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
 
@@ -214,6 +214,17 @@ def serve_laptops():
             time.sleep(0.01)
 
     return stop
+
+
+def serve_own_laptops():
+    """:func:`serve_laptops` in a process forked from one that serves them (kata/harness/prefetch.py's helper): the
+    server it inherited the channel of is not its own. What stops its own (None: the process it was forked from
+    served none)."""
+    global _served
+    if _served is None:
+        return None
+    _served = None
+    return serve_laptops()
 
 
 def _serve(forks: Forks, parent: int) -> None:
