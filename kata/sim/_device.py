@@ -252,14 +252,7 @@ def run(func, args, kwargs):
         known[id(x)] = x
         return x
 
-    def unwrap_arg(x):
-        if isinstance(x, torch.Tensor):
-            return unwrap(x, False)
-        if isinstance(x, (list, tuple)) and x and any(isinstance(y, torch.Tensor) for y in x):
-            return type(x)(unwrap(y, True) if isinstance(y, torch.Tensor) else y for y in x)
-        return x
-
-    cpu_args = [unwrap_arg(a) for a in args]
+    cpu_args = [_mapped(a, unwrap) for a in args]
     to_host = False  # results go to another device (`device=` says so): don't wrap them
     target = None
     if kwargs:
@@ -271,7 +264,7 @@ def run(func, args, kwargs):
                 else:
                     to_host, target = True, torch.device(value).type
             else:
-                value = unwrap_arg(value)
+                value = _mapped(value, unwrap)
             cpu_kwargs[key] = value
         if "pin_memory" in cpu_kwargs:
             cpu_kwargs["pin_memory"] = None
@@ -308,6 +301,21 @@ def run(func, args, kwargs):
         return type(out)(_wrap(o, known, to_host) if isinstance(o, torch.Tensor) else o
                          for o in out)
     return out
+
+
+def _mapped(x, unwrap, in_list=False):
+    """``x`` with each tensor in it (in lists and tuples, and lists of lists: c10d's all_gather's outputs) given to
+    ``unwrap(tensor, in_list)``. (A function of the module's: a closure that called itself would keep the tensors
+    of every call in a reference cycle, and a swap of a module's parameters would find them still held.)"""
+    if isinstance(x, torch.Tensor):
+        return unwrap(x, in_list)
+    if isinstance(x, (list, tuple)) and _holds_tensors(x):
+        return type(x)(_mapped(y, unwrap, True) for y in x)
+    return x
+
+
+def _holds_tensors(x) -> bool:
+    return any(isinstance(y, torch.Tensor) or (isinstance(y, (list, tuple)) and _holds_tensors(y)) for y in x)
 
 
 def _refuse_host_outputs(args, kwargs, writes):

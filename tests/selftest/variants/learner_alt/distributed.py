@@ -1,5 +1,6 @@
 """A learner's other spellings: shard indices sliced with [rank::world_size], one loop over both phases under
-torch.set_grad_enabled, a (2, 3) table of sums on the device reduced in one all_reduce, ge(0.5) for the threshold."""
+torch.set_grad_enabled, a (2, 3) table of sums on the device, every rank's gathered in one all_gather and added up,
+ge(0.5) for the threshold."""
 
 import torch
 from torch import distributed
@@ -32,8 +33,9 @@ def run_epoch(model, train_dl, valid_dl, loss_fn, optimizer, device, epoch):
                 table[phase, 0] += loss.detach() * y.size(0)
                 table[phase, 1] += (pred.detach().ge(0.5).to(y.dtype) == y).sum()
                 table[phase, 2] += y.size(0)
-    distributed.all_reduce(table, op=distributed.ReduceOp.SUM)
-    (t_loss, t_ok, t_n), (v_loss, v_ok, v_n) = table.tolist()
+    tables = [torch.empty_like(table) for _ in range(distributed.get_world_size())]
+    distributed.all_gather(tables, table)   # every rank's table, on every rank
+    (t_loss, t_ok, t_n), (v_loss, v_ok, v_n) = torch.stack(tables).sum(dim=0).tolist()
     return t_loss / t_n, v_loss / v_n, t_ok / t_n, v_ok / v_n
 
 
