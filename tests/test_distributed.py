@@ -165,37 +165,40 @@ def cause(got, ranks_calls) -> str:
     return ""
 
 
-def test_training_figures_are_the_whole_datasets(distributed):
-    _seed, ranks = epochs_of(distributed)
+def whole(ranks, training: bool, want_of) -> None:
+    """Each rank's training (or validation) figures in each epoch are ``want_of(epoch, calls)``: (loss, accuracy),
+    ``calls`` each rank's calls of the loss function in that phase."""
+    at = (0, 2) if training else (1, 3)
     for epoch in (0, 1):
         fail_if(differ(ranks, epoch))   # each rank's own figures: said once, as the check above says it
-        calls = [[c for c in epochs[epoch]["calls"] if c["grad"]] for epochs in ranks]
-        want = mean_of([c for rank in calls for c in rank])[:2]
+        calls = [[c for c in epochs[epoch]["calls"] if bool(c["grad"]) is training] for epochs in ranks]
+        want = want_of(epoch, calls)
         for epochs in ranks:
-            result = [float(v) for v in epochs[epoch]["result"]]
-            got = (result[0], result[2])
-            assert same(got, want), say(WHOLE, which=_("training"), cause=cause(got, calls), loss=got[0],
-                                        accuracy=got[1], want_loss=want[0], want_accuracy=want[1])
+            got = tuple(float(epochs[epoch]["result"][i]) for i in at)
+            assert same(got, want), say(WHOLE, which=_("training") if training else _("validation"),
+                                        cause=cause(got, calls), loss=got[0], accuracy=got[1], want_loss=want[0],
+                                        want_accuracy=want[1])
+
+
+def test_training_figures_are_the_whole_datasets(distributed):
+    _seed, ranks = epochs_of(distributed)
+    whole(ranks, True, lambda epoch, calls: mean_of([c for rank in calls for c in rank])[:2])
 
 
 def test_validation_figures_are_the_one_process_figures(distributed):
     seed, ranks = epochs_of(distributed)
     x, y = tiny_data(5, seed + 2)
-    for epoch in (0, 1):
+
+    def one_process(epoch, _calls):   # the model of that epoch on all 5 images at once
         model = tiny_model(0)
         with torch.no_grad():
             for p, w in zip(model.parameters(), ranks[0][epoch]["after"]):
                 p.copy_(w)
             pred = model(x)[:, 0]
-        want = (nn.functional.binary_cross_entropy(pred, y.float()).item(),
+        return (nn.functional.binary_cross_entropy(pred, y.float()).item(),
                 ((pred >= 0.5).float() == y).float().mean().item())
-        fail_if(differ(ranks, epoch))
-        calls = [[c for c in epochs[epoch]["calls"] if not c["grad"]] for epochs in ranks]
-        for epochs in ranks:
-            result = [float(v) for v in epochs[epoch]["result"]]
-            got = (result[1], result[3])
-            assert same(got, want), say(WHOLE, which=_("validation"), cause=cause(got, calls), loss=got[0],
-                                        accuracy=got[1], want_loss=want[0], want_accuracy=want[1])
+
+    whole(ranks, False, one_process)
 
 
 def test_run_epoch_tells_the_sampler_the_epoch(distributed):

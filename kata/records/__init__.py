@@ -38,8 +38,9 @@ from kata.records.wire import typed
 
 __all__ = ["BEHAVIOUR", "CELEBA", "CONSTANT", "DATA", "EXAMPLES", "EXERCISE_TIMEOUTS", "PROCESS", "PROPERTY",
            "RECORD_SECONDS", "RESTS", "SHAPE", "SOURCE", "WORK", "Context", "Draw", "Record", "TimedOut", "answer",
-           "ask_all", "ask_exercise", "ask_source", "caught", "context", "digest", "error_text", "few_threads", "load",
-           "module_of", "placed", "raised_at", "raised_within", "record", "small_celeba", "timed", "using"]
+           "ask_all", "ask_exercise", "ask_source", "caught", "context", "digest", "error_text", "few_threads",
+           "line_of", "load", "module_of", "placed", "raised_at", "raised_within", "record", "small_celeba", "timed",
+           "using"]
 
 # What an answer rests on: what a hand-in must do to give the right one.
 WORK = "work"             # compute the function's answer on inputs drawn for this hand-in
@@ -295,10 +296,13 @@ def raised_at(exc: BaseException, module) -> list | None:
 def raised_within(exc: BaseException, folder) -> list | None:
     """:func:`raised_at` for the learner's code in ``folder``."""
     frame, line = _learner_frame(exc, folder)
-    if frame is None:
-        return None
-    file = str(Path(frame.f_code.co_filename).resolve())
-    return [file, line, frame.f_code.co_name, linecache.getline(frame.f_code.co_filename, line).strip()]
+    return None if frame is None else line_of(frame, line)
+
+
+def line_of(frame, line: int) -> list:
+    """A line of the learner's code as :func:`raised_at` says it: ``[file, line, function, source]``."""
+    return [str(Path(frame.f_code.co_filename).resolve()), line, frame.f_code.co_name,
+            linecache.getline(frame.f_code.co_filename, line).strip()]
 
 
 def placed(exc: BaseException, folder) -> dict:
@@ -343,8 +347,8 @@ def answer(rec: Record, module, args: tuple) -> dict:
     try:
         return {"data": typed(rec.ask(module, *args))}
     except Exception as exc:  # noqa: BLE001 - the module's error is the answer
-        if "kata.records.ranks" in sys.modules and isinstance(exc, sys.modules["kata.records.ranks"].RankFailed):
-            at, where = exc.kata_raised_at, exc.kata_placed   # met in a rank: where it was, as the rank saw it
+        if hasattr(exc, "kata_raised_at"):   # met in another process (a rank): where it was, as that one saw it
+            at, where = exc.kata_raised_at, getattr(exc, "kata_placed", {})
         else:
             at, where = raised_at(exc, module), placed(exc, _folder_of(module))
         return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": at, "placed": where, "exc": exc}

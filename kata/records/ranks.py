@@ -114,14 +114,12 @@ def _free_port() -> int:
 
 def _learner_line(frame, folder) -> list | None:
     """The innermost frame of ``frame``'s stack in a file under ``folder``, as ``raised_at`` says it."""
-    import linecache
+    from kata import records
 
     root = Path(folder).resolve() if folder else None
     while frame is not None and root is not None:
-        file = Path(frame.f_code.co_filename).resolve()
-        if file.is_relative_to(root):
-            return [str(file), frame.f_lineno, frame.f_code.co_name,
-                    linecache.getline(frame.f_code.co_filename, frame.f_lineno).strip()]
+        if Path(frame.f_code.co_filename).resolve().is_relative_to(root):
+            return records.line_of(frame, frame.f_lineno)
         frame = frame.f_back
     return None
 
