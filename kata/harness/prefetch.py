@@ -11,12 +11,12 @@ the error is raised with its own traceback, as ever; so is a record the helper c
 :data:`kata.records.RECORD_SECONDS`, past; the helper gone).
 
 The helper is forked only where that is safe and worth it: a run with a target, not one reading answers from a
-file (``kata grade``'s), two exercises with records, two CPUs, fork, no GPU shown to the machine (CUDA can't be
-used after a fork), and a process with no other Python thread that never installed the simulated accelerator (the
-kata's plugin installs it just after: PyTorch refuses autograd in a child forked once its engine started a thread
-for a device), as kata/records/elsewhere.py forks its laptops. Like the
-grader's records process (kata/grading/server.py), the helper forks its own laptops' server first
-(kata/records/elsewhere.py), then installs the simulated accelerator. ``-p no:kata-prefetch`` turns it off.
+file (``kata grade``'s), two exercises with records, two CPUs, Linux (macOS's own libraries may not survive a
+fork), no GPU shown to the machine (CUDA can't be used after a fork), and a process with no other Python thread
+that never installed the simulated accelerator (the kata's plugin installs it just after: PyTorch refuses autograd
+in a child forked once its engine started a thread for a device), as kata/records/elsewhere.py forks its laptops.
+Like the grader's records process (kata/grading/server.py), the helper forks its own laptops' server first, then
+installs the simulated accelerator. ``-p no:kata-prefetch`` turns it off.
 """
 
 from __future__ import annotations
@@ -60,7 +60,8 @@ def start(config: pytest.Config, target, exercises: list[str]) -> None:
     simulated accelerator."""
     torch = sys.modules.get("torch")
     if not config.pluginmanager.has_plugin(NAME) or config.getoption("kata_records_from", None) \
-            or len(exercises) < 2 or _cpus() < 2 or not hasattr(os, "fork") or not elsewhere.Forks.usable() \
+            or len(exercises) < 2 or _cpus() < 2 or not sys.platform.startswith("linux") \
+            or not elsewhere.Forks.usable() \
             or torch is None or hasattr(torch, "simgpu") or _acc.accelerator_of(config).kind not in ("sim", None) \
             or threading.active_count() > 1:   # a fork copies only this thread (a notebook's kernel has others)
         return
@@ -147,8 +148,7 @@ def _helper(config, target, exercises: list[str], folder: Path) -> None:
     """In the forked helper: the records of ``exercises``, in that order, each one this process claims, asked as
     the run's process would ask it, its answer written to the folder; never returns."""
     try:
-        if sys.platform.startswith("linux"):   # PR_SET_PDEATHSIG: SIGKILL when the run's process ends, however
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: ended with the run's process, however it ends
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         forked.streams_to(os.open(os.devnull, os.O_WRONLY))   # none of the run's descriptors (the laptops' channel)
         laptops = elsewhere.serve_own_laptops()   # kept: its channel closes with it
