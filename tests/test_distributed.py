@@ -99,9 +99,6 @@ def test_loaders_batch_by_batch_size(distributed):
 
 # --- run_epoch ------------------------------------------------------------
 
-FIGURES = ("train_loss", "valid_loss", "train_acc", "valid_acc")
-
-
 def epochs_of(distributed, name="on_the_cpu"):
     (case,) = ranks_of(distributed, name)
     return case.args[0], case.answer

@@ -10,13 +10,14 @@ it was asked, printed and warned again in that check. An answer with an error in
 the error is raised with its own traceback, as ever; so is a record the helper could not answer (its time limit,
 :data:`kata.records.RECORD_SECONDS`, past; the helper gone).
 
-The helper is forked only where that is safe and worth it: a run with a target, not one reading answers from a
-file (``kata grade``'s), two exercises with records, two CPUs, Linux (macOS's own libraries may not survive a
-fork), no GPU shown to the machine (CUDA can't be used after a fork), and a process with no other Python thread
-that never installed the simulated accelerator (the kata's plugin installs it just after: PyTorch refuses autograd
-in a child forked once its engine started a thread for a device), as kata/records/elsewhere.py forks its laptops.
-Like the grader's records process (kata/grading/server.py), the helper forks its own laptops' server first, then
-installs the simulated accelerator. ``-p no:kata-prefetch`` turns it off.
+The helper is forked only where that is safe and worth it: a run with a target that runs its checks, not one
+reading answers from a file (``kata grade``'s), two exercises with records, two CPUs, Linux (macOS's own
+libraries may not survive a fork), no GPU shown to the machine (CUDA can't be used after a fork), and a process
+with no other Python thread that never installed the simulated accelerator (the kata's plugin installs it just
+after: PyTorch refuses autograd in a child forked once its engine started a thread for a device), as
+kata/records/elsewhere.py forks its laptops. Like the grader's records process (kata/grading/server.py), the
+helper forks its own laptops' server first, then installs the simulated accelerator. ``-p no:kata-prefetch``
+turns it off.
 """
 
 from __future__ import annotations
@@ -60,6 +61,7 @@ def start(config: pytest.Config, target, exercises: list[str]) -> None:
     simulated accelerator."""
     torch = sys.modules.get("torch")
     if not config.pluginmanager.has_plugin(NAME) or config.getoption("kata_records_from", None) \
+            or any(config.getoption(o, False) for o in ("collectonly", "setuponly", "setupplan")) \
             or len(exercises) < 2 or _cpus() < 2 or not sys.platform.startswith("linux") \
             or not elsewhere.Forks.usable() \
             or torch is None or hasattr(torch, "simgpu") or _acc.accelerator_of(config).kind not in ("sim", None) \
