@@ -256,14 +256,22 @@ class Asking:
 
 def celeba_of(config) -> Path:
     """The records' CelebA in this run (kata.records.CELEBA): the one the answers read from a file were asked on,
-    else one drawn once per run (the ``celeba_root`` the checks share)."""
+    else one drawn once per run (the ``celeba_root`` the checks share), in :func:`celeba_folder`."""
     if config is None:
         raise RuntimeError("no CelebA outside a run of the checks")
-    if not hasattr(config, "_kata_celeba"):   # found once per run (the answers' file is read once for it)
+    if not hasattr(config, "_kata_celeba"):
+        config._kata_celeba = _records.small_celeba(celeba_folder(config))
+    return config._kata_celeba
+
+
+def celeba_folder(config) -> Path:
+    """Where this run's records' CelebA is, or is drawn when first used: chosen once per run (the answers' file is
+    read once for it), before the run's helper is forked (kata/harness/prefetch.py), so both use one."""
+    if not hasattr(config, "_kata_celeba_folder"):
         path = config.getoption("kata_records_from", None)
         named = RecordsFile(path).celeba if path else None
-        config._kata_celeba = _records.small_celeba(named or config._tmp_path_factory.mktemp("celeba_root"))
-    return config._kata_celeba
+        config._kata_celeba_folder = named or config._tmp_path_factory.mktemp("celeba_root")
+    return config._kata_celeba_folder
 
 
 def asking_for(config, target: Target, exercise: str) -> Asking | None:

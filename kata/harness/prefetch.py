@@ -8,7 +8,7 @@ with ``O_EXCL``). A check that reads a record the helper answered reads its answ
 (kata/records/wire.py: what a check reads in grading too), and what the learner's code printed and warned while
 it was asked, printed and warned again in that check. An answer with an error in it is asked again here, so that
 the error is raised with its own traceback, as ever; so is a record the helper could not answer (its time limit,
-:data:`kata.records.RECORD_SECONDS`, past; the helper gone).
+:data:`kata.records.RECORD_SECONDS` or a quarter of a check's, past; the helper gone).
 
 The helper is forked only where that is safe and worth it: a run with a target that runs its checks, not one
 reading answers from a file (``kata grade``'s), two exercises with records, two CPUs, Linux (macOS's own
@@ -68,14 +68,18 @@ def start(config: pytest.Config, target, exercises: list[str]) -> None:
             or threading.active_count() > 1:   # a fork copies only this thread (a notebook's kernel has others)
         return
     forked.warm_torch()   # once here, not in each process (the plugin installs the accelerator after)
-    asking.celeba_of(config)   # drawn once, before the fork: the checks' celeba_root is the one both ask on
+    asking.celeba_folder(config)   # one folder for both (drawn there once, by the first to need it)
     folder = config._tmp_path_factory.mktemp("prefetch")
+    # A record's time in the helper: a quarter of a check's at most, so that a check that waited for the helper to
+    # give up on an endless loop still meets it itself, in its own time, and says where it was, as without a helper.
+    check = float(config.getoption("timeout", None) or 0)
+    seconds = min(_records.RECORD_SECONDS, check / 4) if check > 0 else _records.RECORD_SECONDS
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
     if pid == 0:
-        _helper(config, target, list(reversed(exercises)), folder)
-    helper = Prefetch(folder, pid)
+        _helper(config, target, list(reversed(exercises)), folder, seconds)
+    helper = Prefetch(folder, pid, seconds)
     config.stash[asking.AHEAD] = helper
     config.add_cleanup(helper.stop)
 
@@ -83,8 +87,8 @@ def start(config: pytest.Config, target, exercises: list[str]) -> None:
 class Prefetch:
     """The helper's end in the run's process: its folder (claims, answers, what was printed) and its process."""
 
-    def __init__(self, folder: Path, pid: int):
-        self.folder, self.pid = folder, pid
+    def __init__(self, folder: Path, pid: int, seconds: float):
+        self.folder, self.pid, self.seconds = folder, pid, seconds   # seconds: a record's time in the helper
         self.registries: dict[str, dict] = {}   # a warning's file's, as its module's __warningregistry__ would be
 
     def take(self, exercise: str, name: str) -> dict | None:
@@ -95,7 +99,7 @@ class Prefetch:
         answer = self.folder / f"{key}.json"
         if self.pid is None or (not answer.exists() and _claim(self.folder, key)):
             return None
-        deadline = time.monotonic() + _records.RECORD_SECONDS + 2   # the helper's own limit, and some slack
+        deadline = time.monotonic() + self.seconds + 1   # the helper's own limit, and some slack
         while not answer.exists():
             if not self._alive() or time.monotonic() > deadline:
                 self.stop()
@@ -146,7 +150,7 @@ def _category(name: str) -> type[Warning]:
     return UserWarning
 
 
-def _helper(config, target, exercises: list[str], folder: Path) -> None:
+def _helper(config, target, exercises: list[str], folder: Path, seconds: float) -> None:
     """In the forked helper: the records of ``exercises``, in that order, each one this process claims, asked as
     the run's process would ask it, its answer written to the folder; never returns."""
     try:
@@ -162,7 +166,7 @@ def _helper(config, target, exercises: list[str], folder: Path) -> None:
             for name, rec in reversed(handle.records.items()):   # from the end: the run meets it midway
                 if rec.of_source or timeouts >= _records.EXERCISE_TIMEOUTS or not _claim(folder, f"{exercise}.{name}"):
                     continue
-                found = _asked(handle, rec, folder / f"{exercise}.{name}")
+                found = _asked(handle, rec, folder / f"{exercise}.{name}", seconds)
                 timeouts += found.get("timed_out", False)
                 try:
                     text = json.dumps(found)
@@ -179,8 +183,8 @@ def _helper(config, target, exercises: list[str], folder: Path) -> None:
         os._exit(0)
 
 
-def _asked(handle, rec, base: Path) -> dict:
-    """Every case of ``rec`` asked through ``handle`` (kata.harness.asking.Asking), in at most RECORD_SECONDS, what
+def _asked(handle, rec, base: Path, seconds: float) -> dict:
+    """Every case of ``rec`` asked through ``handle`` (kata.harness.asking.Asking), in at most ``seconds``, what
     the learner's code printed going to ``base``.out and .err, what it warned kept in the answer (``warned``)."""
     sys.stdout.flush()
     sys.stderr.flush()
@@ -188,7 +192,7 @@ def _asked(handle, rec, base: Path) -> dict:
     os.dup2(ends[0], 1)
     os.dup2(ends[1], 2)
     try:
-        with warnings.catch_warnings(record=True) as warned, _records.timed(_records.RECORD_SECONDS):
+        with warnings.catch_warnings(record=True) as warned, _records.timed(seconds):
             warnings.simplefilter("always")
             found = handle.asked_here(rec, keep=False)
     except _records.TimedOut:

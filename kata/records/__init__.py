@@ -152,12 +152,31 @@ class Context:
 
 
 def small_celeba(root: Path) -> Path:
-    """Draw the records' CelebA (:data:`CELEBA`) under ``root`` (the folder above celeba/), unless it is there."""
+    """Draw the records' CelebA (:data:`CELEBA`) under ``root`` (the folder above celeba/), unless it is there; two
+    processes of one run (kata/harness/prefetch.py's helper and the run's) draw it once, the other waiting."""
     from kata.data.synth import generate
 
-    if not (Path(root) / "celeba" / "list_eval_partition.txt").is_file():
-        generate(root, **CELEBA, workers=1, progress=False)
+    with _drawing(Path(root)):
+        if not (Path(root) / "celeba" / "list_eval_partition.txt").is_file():
+            generate(root, **CELEBA, workers=1, progress=False)
     return Path(root)
+
+
+@contextlib.contextmanager
+def _drawing(root: Path):
+    """An exclusive lock on ``root``'s ``.drawing`` while it is held (none where there are no locks, or the folder
+    is only read: the grader's data folder, drawn already)."""
+    try:
+        import fcntl
+
+        root.mkdir(parents=True, exist_ok=True)
+        lock = open(root / ".drawing", "w")  # noqa: SIM115 - held for the with below
+    except (ImportError, OSError):
+        yield
+        return
+    with lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
 
 
 def few_threads() -> Callable[[], None]:

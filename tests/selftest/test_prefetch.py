@@ -6,7 +6,8 @@ from one that never installed the simulated accelerator), on a folder with a mis
 a wrong value where the run asks, and, where the helper asks, an error raised in the learner's code (a record
 keeps it as data), a wrong label, prints and a warning. The run reads the same, line for line, with the helper and
 without it (``-p no:kata-prefetch``), and so does its report log (what each check captured, each warning); the
-learner's code did run in two processes; and a helper that dies leaves the run's process to ask the rest itself.
+learner's code did run in two processes; a helper that dies leaves the run's process to ask the rest itself; and
+an endless loop where the helper asks reads as it does without it, each check that meets it naming its line.
 """
 
 import json
@@ -56,12 +57,13 @@ def folder_with_mistakes(tmp_path: Path) -> Path:
     return folder
 
 
-def learner_run(folder: Path, seen: Path, *more: str, die: bool = False) -> tuple[list[str], list[dict]]:
+def learner_run(folder: Path, seen: Path, *more: str, die: bool = False,
+                exercises=EXERCISES) -> tuple[list[str], list[dict]]:
     """The run's terminal, and its report log: each check's reports (what it captured among them) and each warning
     (pytest-reportlog), as a learner's run of ``folder`` gives them."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "KATA_LANG"))}
     env.update(COLUMNS="100", SEEN=str(seen), **({"DIE": str(os.getpid())} if die else {}))
-    checks = [str(locate().checks_of(name)) for name in EXERCISES]
+    checks = [str(locate().checks_of(name)) for name in exercises]
     log = seen.with_name(f"{seen.name}.jsonl")
     done = subprocess.run([sys.executable, "-m", "pytest", "--target", str(folder), *checks, "-p", "no:cacheprovider",
                            "--report-log", str(log), *more], cwd=ROOT, env=env, capture_output=True, text=True,
@@ -122,3 +124,20 @@ def test_one_exercise_forks_no_helper(tmp_path):
     seen = tmp_path / "seen"
     learner_run(folder, seen)
     assert len(set(seen.read_text().split())) == 1
+
+
+@pytest.mark.slow
+def test_an_endless_loop_reads_the_same_with_the_helper_and_without_it(tmp_path):
+    # The helper gives up on a record in a quarter of a check's time limit: the check that waited for it still
+    # meets the loop itself, within its own limit, where the learner's line is named.
+    folder = tmp_path / "endless"
+    folder.mkdir()
+    (folder / "devices.py").write_text(mutated("devices"), encoding="utf-8")
+    (folder / "plotting.py").write_text(mutated("plotting", ("    def update(self, epoch, history):\n",
+                                                             "    def update(self, epoch, history):\n"
+                                                             "        while epoch == 1:\n            pass\n")),
+                                        encoding="utf-8")
+    with_helper, without = (learner_run(folder, tmp_path / name, "--timeout", "4", *more, exercises=("devices",
+                            "plotting")) for name, more in (("with", ()), ("without", ("-p", "no:kata-prefetch"))))
+    assert "did not finish within 4 s" in "\n".join(without[0]) and "while epoch == 1" in "\n".join(without[0])
+    assert with_helper == without
