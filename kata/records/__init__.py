@@ -366,8 +366,8 @@ def answer(rec: Record, module, args: tuple) -> dict:
     try:
         return {"data": typed(rec.ask(module, *args))}
     except Exception as exc:  # noqa: BLE001 - the module's error is the answer
-        if hasattr(exc, "kata_raised_at"):   # met in another process (a rank): where it was, as that one saw it
-            at, where = exc.kata_raised_at, getattr(exc, "kata_placed", {})
+        if getattr(type(exc), "met_elsewhere", False):   # in another process (a rank): where it was, as it saw it
+            at, where = exc.kata_raised_at, exc.kata_placed
         else:
             at, where = raised_at(exc, module), placed(exc, _folder_of(module))
         return {"error": error_text(exc), "kind": type(exc).__name__, "raised_at": at, "placed": where, "exc": exc}

@@ -43,6 +43,8 @@ WORLD = 2   # the ranks a record runs on: the fewest that show what one process 
 class RankFailed(RuntimeError):
     """A rank's error, as the rank met it (``kind``, ``text``, ``rank``)."""
 
+    met_elsewhere = True   # kata.records.answer sends where it was (kata_raised_at, kata_placed) as the rank saw it
+
     def __init__(self, rank: int, kind: str, text: str, raised_at=None, placed=None):
         super().__init__(f"rank {rank}: {kind}: {text}")
         self.rank, self.kind, self.text = rank, kind, text
