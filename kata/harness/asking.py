@@ -38,8 +38,8 @@ from kata.project import locate
 from kata.records.declared import files_of
 from kata.records.wire import Unreadable, untyped
 
-__all__ = ["AHEAD", "RAISED", "SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_of",
-           "reading"]
+__all__ = ["AHEAD", "RAISED", "SEED", "AnswerError", "Asking", "Case", "RecordsFile", "asking_for", "celeba_folder",
+           "celeba_of", "reading"]
 
 SEED = 0   # the records' seed in a learner's run: the same inputs every run (grading draws one per hand-in)
 AHEAD = pytest.StashKey["object"]()   # the run's helper that asks records ahead (kata/harness/prefetch.py), if any
