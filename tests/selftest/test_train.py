@@ -84,6 +84,8 @@ def test_the_command_line_reports_errors_plainly(tmp_path, data_home, capsys):
 def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_path):
     # No dataset anywhere: `kata train` draws its synthetic set into ./data first.
     env = {k: v for k, v in os.environ.items() if k not in ("KATA_DATA", "PYTEST_ADDOPTS")}
+    if os.environ.get("PYTEST_XDIST_WORKER"):   # one core of two: the project's other worker has the other
+        env.setdefault("OMP_NUM_THREADS", "1")
     proc = subprocess.run([sys.executable, "-m", "kata", "train"], cwd=tmp_path, env=env,
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stdout + proc.stderr
