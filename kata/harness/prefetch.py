@@ -48,13 +48,6 @@ NAME = "kata-prefetch"   # the plugin's name: -p no:kata-prefetch
 _POLL = 0.005   # seconds between looks for an answer the helper is making
 
 
-def _cpus() -> int:
-    try:
-        return len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
-
-
 def start(config: pytest.Config, target, exercises: list[str]) -> None:
     """Fork the helper for ``exercises`` (the run's, in its order) of ``target``, where it is safe and worth it
     (see the module's text): called by the kata's plugin when the checks are collected, before it installs the
@@ -62,7 +55,7 @@ def start(config: pytest.Config, target, exercises: list[str]) -> None:
     torch = sys.modules.get("torch")
     if not config.pluginmanager.has_plugin(NAME) or config.getoption("kata_records_from", None) \
             or any(config.getoption(o, False) for o in ("collectonly", "setuponly", "setupplan")) \
-            or len(exercises) < 2 or _cpus() < 2 or not sys.platform.startswith("linux") \
+            or len(exercises) < 2 or not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2 \
             or not elsewhere.Forks.usable() \
             or torch is None or hasattr(torch, "simgpu") or _acc.accelerator_of(config).kind not in ("sim", None) \
             or threading.active_count() > 1:   # a fork copies only this thread (a notebook's kernel has others)
