@@ -43,7 +43,8 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "serve_laptops", "serve_own_laptops"]
+__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "run", "running", "serve_laptops",
+           "serve_own_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
 
@@ -271,10 +272,14 @@ def _laptop(job: str, cwd: str) -> None:
         os._exit(status)
 
 
-def main(argv: list[str]) -> int:
-    """The laptop: run the job in ``argv[0]`` (see :func:`open_elsewhere`), write what it found to the job's
-    ``result`` file."""
-    job = json.loads(Path(argv[0]).read_text())
+running: Path | None = None   # the job this process runs (:func:`run`): what a spawned rank runs again (ranks.py)
+
+
+def run(job_file: str | Path) -> dict:
+    """The job in ``job_file`` (see :func:`open_elsewhere`): what its function returned, and what the machine saw."""
+    global running
+    running = Path(job_file)
+    job = json.loads(running.read_text())
     import torch
 
     from kata import records
@@ -282,9 +287,19 @@ def main(argv: list[str]) -> int:
 
     found = {"cuda": torch.cuda.is_available(), "simulated": hasattr(torch, "simgpu")}
     function = getattr(records.module_of(job["records"]), job["function"])
-    torch.save({**function(Target(job["folder"]), **job["args"]), **found}, job["result"])
+    return {**function(Target(job["folder"]), **job["args"]), **found}
+
+
+def main(argv: list[str]) -> int:
+    """The laptop: run the job in ``argv[0]``, write what it found to the job's ``result`` file."""
+    import torch
+
+    found = run(argv[0])
+    torch.save(found, json.loads(Path(argv[0]).read_text())["result"])
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+if __name__ == "__main__":   # as kata.records.elsewhere, the module the records import, not a copy
+    from kata.records import elsewhere
+
+    sys.exit(elsewhere.main(sys.argv[1:]))

@@ -3,8 +3,12 @@
 :func:`on_ranks` forks ``world`` processes from the one asking the records (the learner's module, imported
 there, comes along), joins them in a gloo process group over loopback on a free port (inside the grader's
 sandbox only loopback exists, which is all it needs), runs ``work(rank, world)`` on each and returns what each
-rank returned, in rank order. Forked processes start in a fraction of a second, where spawned ones would import
-torch again; a platform without ``os.fork`` is told so in one line.
+rank returned, in rank order. Forked processes start in a fraction of a second, where spawned ones import torch
+again: where there is no ``os.fork`` (Windows), or ``KATA_RANKS=spawn`` asks for it, each rank is a new interpreter
+instead (:func:`main`), which runs the laptop's whole job again as that rank: there, each :func:`on_ranks` call runs
+its ``work`` for that rank alone, sends the answer to the laptop and returns every rank's, as the laptop gathered
+them. What a job does besides :func:`on_ranks` runs once in each rank too, so it must be harmless to repeat, and
+a job ends at its first failed call (a :class:`RankFailed` ends its ranks).
 
 Ranks are forked from a process that has never run a backward pass (PyTorch refuses autograd in a child forked
 after one): the records call it in a laptop of :mod:`kata.records.elsewhere`, and a rank on the simulated
@@ -18,11 +22,14 @@ and reported by the line of the learner's code it was waiting at: :class:`RankHu
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import pickle
+import secrets
 import select
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -33,11 +40,14 @@ from pathlib import Path
 
 from kata.i18n import _, say
 
-__all__ = ["HANG_SECONDS", "WORLD", "RankEnded", "RankFailed", "RankHung", "as_data", "backend_for", "from_data",
-           "on_ranks"]
+__all__ = ["HANG_SECONDS", "SPAWN", "START_SECONDS", "WORLD", "RankEnded", "RankFailed", "RankHung", "as_data",
+           "backend_for", "from_data", "main", "on_ranks", "spawning"]
 
 HANG_SECONDS = 4.0   # a rank that has not finished by then waits for something no other rank will do
+START_SECONDS = 30.0   # a spawned rank imports torch and the learner's module before its first work
 WORLD = 2   # the ranks a record runs on: the fewest that show what one process can't
+SPAWN = "KATA_RANKS"   # =spawn: spawned ranks where fork exists too (how the fallback is tested)
+_AS_RANK = "KATA_RANK_OF"   # a spawned rank's environment: which rank it is, where its group and laptop are
 
 
 class RankFailed(RuntimeError):
@@ -126,19 +136,16 @@ def _learner_line(frame, folder) -> list | None:
     return None
 
 
-def _send(fd: int, value) -> None:
+def _send(channel: socket.socket, value) -> None:
     data = pickle.dumps(value)
-    os.write(fd, len(data).to_bytes(8, "big"))
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
+    channel.sendall(len(data).to_bytes(8, "big") + data)
 
 
-def _receive(fd: int):
-    """One value :func:`_send` wrote on ``fd`` (readable now); None when the writer closed it first."""
+def _receive(channel: socket.socket):
+    """One value :func:`_send` wrote on ``channel``; None when the writer closed it first."""
     data, need, size = b"", 8, None
     while len(data) < need:
-        chunk = os.read(fd, need - len(data))
+        chunk = channel.recv(need - len(data))
         if not chunk:
             return None
         data += chunk
@@ -155,11 +162,11 @@ def _transport(exc: BaseException) -> bool:
     return type(exc).__name__.startswith("Dist") or "third_party/gloo" in text or "Connection closed by peer" in text
 
 
-def _gather(pipes: list[int], seconds: float) -> list:
+def _gather(channels: list[socket.socket], seconds: float) -> list:
     """What each rank sent (``{"ended": True}`` for one whose process ended without a word, None for one still
     silent when ``seconds`` passed), and no longer once a rank has sent an error or ended (the others would only
     wait for it)."""
-    found, pending, deadline = [None] * len(pipes), dict(enumerate(pipes)), time.monotonic() + seconds
+    found, pending, deadline = [None] * len(channels), dict(enumerate(channels)), time.monotonic() + seconds
     while pending and (left := deadline - time.monotonic()) > 0:
         ready = select.select(list(pending.values()), [], [], left)[0]
         for rank in [r for r, fd in pending.items() if fd in ready]:
@@ -169,81 +176,214 @@ def _gather(pipes: list[int], seconds: float) -> list:
     return found
 
 
-def _rank(rank: int, world: int, port: int, work: Callable, folder, device, fd: int) -> None:
-    """A forked rank: join the group, run ``work``, send what it gave (or why not), wait to be stopped."""
-    main = threading.main_thread().ident
+def _joined(rank: int, world: int, port: int, device, timeout: float) -> None:
+    """This process in the group of ``world`` ranks on ``port`` (once), on one thread, the simulated accelerator
+    installed first where ``device`` is on it (here, before this rank's first backward pass)."""
+    import torch
+    import torch.distributed as dist
 
-    def hung():   # the process stays (the other ranks would meet a closed connection) until on_ranks ends it
-        frame = sys._current_frames().get(main)
-        _send(fd, {"hung": _learner_line(frame, folder)})
+    torch.set_num_threads(1)
+    if device is not None and str(device).split(":")[0] != "cpu":
+        from kata import sim
 
-    watchdog = threading.Timer(HANG_SECONDS, hung)
-    watchdog.daemon = True
-    try:
-        import torch
-        import torch.distributed as dist
+        if sim.is_sim(str(device)):
+            sim.install()
+    if not dist.is_initialized():
+        dist.init_process_group(backend_for(device), init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                                world_size=world, timeout=timedelta(seconds=timeout))
 
+
+class _Report:
+    """A rank's one report of a piece of work on ``channel``: what ``work`` gave, its error, or (the watchdog's,
+    after :data:`HANG_SECONDS`) the learner's line the rank waits at; whichever comes first, alone."""
+
+    def __init__(self, channel: socket.socket, folder):
+        self.channel, self.folder, self.lock, self.sent = channel, folder, threading.Lock(), False
+        main = threading.main_thread().ident
+        self.watchdog = threading.Timer(HANG_SECONDS, lambda: self.send(
+            {"hung": _learner_line(sys._current_frames().get(main), folder)}))
+        self.watchdog.daemon = True
+        self.watchdog.start()
+
+    def send(self, found: dict) -> None:
+        with self.lock:
+            if not self.sent:
+                self.sent = True
+                _send(self.channel, found)
+
+    def run(self, work: Callable, rank: int, world: int) -> None:
         from kata import records
 
-        torch.set_num_threads(1)
-        watchdog.start()
-        if device is not None and str(device).split(":")[0] != "cpu":
-            from kata import sim
-
-            if sim.is_sim(str(device)):
-                sim.install()   # here, before this rank's first backward pass (never in the process it forks from)
-        dist.init_process_group(backend_for(device), init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world,
-                                timeout=timedelta(seconds=3 * HANG_SECONDS))
         try:
             found = {"data": work(rank, world)}
         except Exception as exc:  # noqa: BLE001 - the learner's error is this rank's answer
-            found = {"error": [type(exc).__name__, str(exc), records.raised_within(exc, folder),
-                               records.placed(exc, folder)], "transport": _transport(exc)}
-        watchdog.cancel()
-        _send(fd, found)
+            found = {"error": [type(exc).__name__, str(exc), records.raised_within(exc, self.folder),
+                               records.placed(exc, self.folder)], "transport": _transport(exc)}
+        self.watchdog.cancel()
+        self.send(found)
+
+
+def _rank(rank: int, world: int, port: int, work: Callable, folder, device, channel: socket.socket) -> None:
+    """A forked rank: join the group, run ``work``, send what it gave (or why not), wait to be stopped."""
+    try:
+        report = _Report(channel, folder)   # the watchdog's time counts the group's start too
+        _joined(rank, world, port, device, 3 * HANG_SECONDS)
+        report.run(work, rank, world)
         while True:   # kept in the group until every rank reported: one that left would break the others' waits
             time.sleep(60)
     except BaseException:  # noqa: BLE001 - whatever happens in a forked rank, it reports and exits
-        with contextlib.suppress(Exception):
-            _send(fd, {"error": ["RuntimeError", traceback.format_exc(limit=3).strip().splitlines()[-1], None, {}]})
+        _broke(channel)
     finally:
         os._exit(0)
 
 
-def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD, device=None) -> list:
-    """``work(rank, world)`` on each of ``world`` forked ranks of a gloo process group (CPU tensors, and those of
-    ``device``'s type): each rank's answer, in rank order. The learner's code is that of ``module`` (its folder
-    names the lines of errors and hangs). Raises :class:`RankFailed` or :class:`RankHung`."""
-    if not hasattr(os, "fork"):
-        raise RuntimeError("the distributed checks run their ranks as forked processes, which this platform "
-                           "does not have: run them on Linux or macOS")
-    from kata import records
+def _broke(channel: socket.socket) -> None:
+    """Report the error being handled, met outside the learner's work (the rank's own machinery), on ``channel``."""
+    with contextlib.suppress(Exception):
+        _send(channel, {"error": ["RuntimeError", traceback.format_exc(limit=3).strip().splitlines()[-1], None, {}]})
 
-    folder = records._folder_of(module) if module is not None else None
+
+def _forked(work: Callable, world: int, folder, device) -> tuple[list, Callable]:
+    """``world`` forked ranks at work: their channels, and what ends them."""
     port = _free_port()
-    children, pipes = [], []
+    children, channels = [], []
     sys.stdout.flush(), sys.stderr.flush()
     for rank in range(world):
-        read, write = os.pipe()
+        ours, theirs = socket.socketpair()
         pid = os.fork()
         if pid == 0:   # the rank
-            os.close(read)
+            ours.close()
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
             signal.setitimer(signal.ITIMER_REAL, 0)
-            _rank(rank, world, port, work, folder, device, write)
-        os.close(write)
+            _rank(rank, world, port, work, folder, device, theirs)
+        theirs.close()
         children.append(pid)
-        pipes.append(read)
-    try:
-        found = _gather(pipes, HANG_SECONDS + 3)   # every watchdog has reported by then, on a busy machine too
-    finally:
-        for fd in pipes:
-            os.close(fd)
+        channels.append(ours)
+
+    def end() -> None:
+        for channel in channels:
+            channel.close()
         for pid in children:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(pid, 0)
+    return channels, end
+
+
+class _Spawned:
+    """A laptop's spawned ranks (:func:`main`): started at its job's first :func:`on_ranks` call, each running the
+    job again as its rank, and kept for the job's next calls."""
+
+    current: _Spawned | None = None
+    ended = False   # a call of this job failed and its ranks are gone: its next call would meet new ranks at its first
+
+    def __init__(self, world: int, job: str):
+        listener = socket.create_server(("127.0.0.1", 0))
+        self.key, self.world, self.processes, self.channels = secrets.token_hex(16), world, [], [None] * world
+        spec = {"world": world, "port": _free_port(), "laptop": listener.getsockname()[1], "key": self.key}
+        kata_root = str(Path(__file__).resolve().parents[2])
+        path = os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])
+        sys.stdout.flush(), sys.stderr.flush()
+        try:
+            for rank in range(world):
+                env = {**os.environ, "PYTHONPATH": path, _AS_RANK: json.dumps({**spec, "rank": rank})}
+                self.processes.append(subprocess.Popen([sys.executable, "-m", "kata.records.ranks", job], env=env,
+                                                       stdin=subprocess.DEVNULL))
+            self._meet(listener, time.monotonic() + START_SECONDS)
+        except BaseException:
+            self.end()
+            raise
+        finally:
+            listener.close()
+
+    def _meet(self, listener: socket.socket, deadline: float) -> None:
+        """Each rank's channel, as it connects and names itself with the key."""
+        listener.settimeout(0.5)
+        while None in self.channels:
+            for rank, process in enumerate(self.processes):
+                if process.poll() is not None and self.channels[rank] is None:
+                    raise RuntimeError(say("rank {rank}'s new Python process ended (exit status {status}) before it "
+                                           "reached its work", rank=rank, status=process.returncode))
+            if time.monotonic() > deadline:
+                raise RuntimeError(say("the spawned ranks did not all start within {seconds:g} s",
+                                       seconds=START_SECONDS))
+            with contextlib.suppress(TimeoutError):
+                channel = listener.accept()[0]
+                channel.settimeout(START_SECONDS)
+                hello = _receive(channel)
+                channel.settimeout(None)
+                if isinstance(hello, dict) and hello.get("key") == self.key and self.channels[hello["rank"]] is None:
+                    self.channels[hello["rank"]] = channel
+                else:
+                    channel.close()
+
+    def end(self) -> None:
+        for channel in filter(None, self.channels):
+            channel.close()
+        for process in self.processes:
+            process.kill()
+            process.wait()
+        if _Spawned.current is self:
+            _Spawned.current, _Spawned.ended = None, True
+
+
+def _spawned(world: int) -> tuple[list, Callable]:
+    """The laptop's spawned ranks (started now, for its job's first call): their channels, and what ends them."""
+    from kata.records import elsewhere
+
+    if elsewhere.running is None:
+        raise RuntimeError("spawned ranks run a laptop's job again: on_ranks runs only in a laptop "
+                           "(kata.records.elsewhere)")
+    if _Spawned.ended:
+        raise RuntimeError("a call of this job failed and ended its spawned ranks, which run the job from its start: "
+                           "a job ends at its first failed on_ranks call")
+    if _Spawned.current is None or _Spawned.current.world != world:
+        _Spawned.current = _Spawned(world, str(elsewhere.running))
+    return _Spawned.current.channels, _Spawned.current.end
+
+
+_as_rank: dict | None = None   # in a spawned rank: which it is, its group's port, its channel to the laptop
+
+
+def _spawned_rank(work: Callable, folder, device) -> list:
+    """In a spawned rank, an :func:`on_ranks` call: this rank's ``work``, reported; every rank's answer, as the laptop
+    gathered them (the process ends here where the laptop sends none: a rank failed or hung)."""
+    rank, world, channel = _as_rank["rank"], _as_rank["world"], _as_rank["channel"]
+    _joined(rank, world, _as_rank["port"], device, START_SECONDS)   # the others may still be importing
+    _Report(channel, folder).run(work, rank, world)
+    everyone = _receive(channel)
+    if everyone is None:
+        os._exit(0)
+    return everyone
+
+
+def spawning() -> bool:
+    """Whether :func:`on_ranks` spawns its ranks: where there is no fork, or ``KATA_RANKS=spawn`` asks."""
+    return not hasattr(os, "fork") or os.environ.get(SPAWN) == "spawn"
+
+
+def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD, device=None) -> list:
+    """``work(rank, world)`` on each of ``world`` ranks of a gloo process group (CPU tensors, and those of
+    ``device``'s type): each rank's answer, in rank order. The learner's code is that of ``module`` (its folder
+    names the lines of errors and hangs). Raises :class:`RankFailed` or :class:`RankHung`."""
+    from kata import records
+
+    folder = records._folder_of(module) if module is not None else None
+    if _as_rank is not None:
+        return _spawned_rank(work, folder, device)
+    first = spawning() and _Spawned.current is None
+    channels, end = _spawned(world) if spawning() else _forked(work, world, folder, device)
+    try:   # every watchdog has reported by then, on a busy machine too (spawned ranks: once they have started)
+        found = _gather(channels, HANG_SECONDS + 3 + (START_SECONDS if first else 0))
+    except BaseException:
+        end()
+        raise
+    if not spawning() or any(one is None or "data" not in one for one in found):
+        end()
+    else:
+        for channel in channels:
+            _send(channel, [one["data"] for one in found])
     hung = [rank for rank, one in enumerate(found) if one is None or "hung" in one]
     ended = [rank for rank, one in enumerate(found) if one is not None and "ended" in one]
     errors = [rank for rank, one in enumerate(found) if one is not None and "error" in one]
@@ -259,3 +399,29 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
         places = [(rank, (found[rank] or {}).get("hung")) for rank in hung]
         raise RankHung(sorted(places, key=lambda one: one[1] is None), done)
     return [one["data"] for one in found]
+
+
+def main(argv: list[str]) -> int:
+    """A spawned rank (``python -m kata.records.ranks JOB``, ``KATA_RANK_OF`` in its environment): the laptop's job
+    ``JOB`` run again, each :func:`on_ranks` call of it as this rank."""
+    global _as_rank
+    _as_rank = json.loads(os.environ.pop(_AS_RANK))
+    channel = socket.create_connection(("127.0.0.1", _as_rank["laptop"]))
+    _send(channel, {"key": _as_rank["key"], "rank": _as_rank["rank"]})
+    _as_rank["channel"] = channel
+    from kata.records import elsewhere
+
+    try:
+        elsewhere.run(argv[0])   # what it returns is the laptop's to give
+    except BaseException:  # noqa: BLE001 - said in the laptop's output, and to the laptop (not read as gloo's end)
+        traceback.print_exc()
+        _broke(channel)
+    finally:
+        sys.stdout.flush(), sys.stderr.flush()
+        os._exit(0)
+
+
+if __name__ == "__main__":   # as kata.records.ranks, the module the records import, not a copy
+    from kata.records import ranks
+
+    sys.exit(ranks.main(sys.argv[1:]))
