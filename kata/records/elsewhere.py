@@ -43,20 +43,31 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "Forks", "NotRun", "main", "open_elsewhere", "run", "running", "serve_laptops",
+__all__ = ["TIMEOUT", "Forks", "NotRun", "limit", "main", "open_elsewhere", "run", "running", "serve_laptops",
            "serve_own_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
+
+
+def limit() -> float:
+    """A laptop's time: :data:`TIMEOUT`, and where ranks are spawned (kata.records.ranks) the time they may take to
+    start, so that a rank that hangs is still said as such."""
+    from kata.records import ranks
+
+    return TIMEOUT + (ranks.START_SECONDS if ranks.spawning() else 0.0)
 
 
 class NotRun(Exception):
     """The fresh process could not run (the machine, not the learner's code): the message says why."""
 
 
-def open_elsewhere(function, folder: str | Path, args: dict, timeout: float = TIMEOUT) -> dict:
+def open_elsewhere(function, folder: str | Path, args: dict, timeout: float | None = None) -> dict:
     """``function(target, **args)``, a function of a records module, run in a fresh process without an
-    accelerator on the target of ``folder`` (the learner's modules): what it returned (see :func:`main`)."""
+    accelerator on the target of ``folder`` (the learner's modules), within ``timeout`` (:func:`limit`): what it
+    returned (see :func:`main`)."""
     import torch
+
+    timeout = limit() if timeout is None else timeout
 
     with tempfile.TemporaryDirectory(prefix="kata-elsewhere-") as tmp:
         job_file, result_file = Path(tmp) / "job.json", Path(tmp) / "result.pt"
@@ -107,7 +118,7 @@ def _forked(job_file: Path, timeout: float, fd: int) -> tuple[int, str]:
 class Forks:
     """The laptops of the laptops' server (the process :func:`serve_laptops` forks): one forked for each request
     through the other end of :attr:`theirs`. The server calls :meth:`poll` until the run ends, then :meth:`close`:
-    every laptop still running is ended then, and one running longer than ``TIMEOUT`` before."""
+    every laptop still running is ended then, and one running longer than :func:`limit` before."""
 
     LIMIT = 16   # laptops for one run at most: the checks make a few (the checkpoint's, the distributed ranks')
 
@@ -135,7 +146,7 @@ class Forks:
                 self._fork(line)
         for pid, started in list(self.running.items()):
             done, status = os.waitpid(pid, os.WNOHANG)
-            if not done and time.monotonic() - started > TIMEOUT:
+            if not done and time.monotonic() - started > limit():
                 forked.end(pid)
                 done, status = os.waitpid(pid, 0)
             if done:

@@ -5,14 +5,13 @@ two new interpreters, each running the job again as its rank. They must give wha
 rank's answer, in rank order, across two calls of one job (the same two processes); a rank's own error with its
 line; and a collective one rank skips as "rank N hung at <line>". tests/selftest/test_known_wrong.py's
 distributed mistakes, run with ``KATA_RANKS=spawn``, read the same as with forked ranks (checked by hand: 29
-passed); here, one run of the checks on the reference is compared, line for line.
+passed); here, the checks pass on the reference with spawned ranks.
 """
 
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
@@ -103,15 +102,11 @@ def test_a_ranks_error_and_a_skipped_collective_read_as_with_forked_ranks(tmp_pa
 
 
 @pytest.mark.slow
-def test_the_distributed_checks_read_the_same_on_spawned_ranks():
-    def run(mode):
-        env = {**os.environ, "KATA_RANKS": mode, "KATA_LANG": "en"}
-        env.pop("PYTEST_ADDOPTS", None)
-        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                               "solutions/distributed.py"], env=env, cwd=locate().root, capture_output=True, text=True,
-                              timeout=300)
-        return [line for line in done.stdout.splitlines() if line.startswith(("PASSED", "FAILED", "ERROR"))]
-
-    forked = run("fork")
-    assert len(forked) == 14 and all(line.startswith("PASSED") for line in forked), forked
-    assert run("spawn") == forked
+def test_the_distributed_checks_pass_on_spawned_ranks():
+    env = {**os.environ, "KATA_RANKS": "spawn", "KATA_LANG": "en"}
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
+                           "solutions/distributed.py"], env=env, cwd=locate().root, capture_output=True, text=True,
+                          timeout=300)
+    outcomes = [line for line in done.stdout.splitlines() if line.startswith(("PASSED", "FAILED", "ERROR"))]
+    assert len(outcomes) == 14 and all(line.startswith("PASSED") for line in outcomes), done.stdout[-3000:]

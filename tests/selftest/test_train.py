@@ -93,8 +93,14 @@ def test_kata_train_with_no_arguments_runs_end_to_end_from_a_fresh_folder(tmp_pa
     record = json.loads((folder / "history.json").read_text())
     assert (folder / "history.png").is_file()
     assert (tmp_path / "data").is_dir(), "the synthetic set is cached in ./data"
-    valid = record["history"]["accuracy_hist_valid"][-1]
-    assert valid >= 0.90, f"the quick run ends at {valid:.3f} validation accuracy; the synthetic set must be learnable"
+    # The synthetic set's learnability, on the book's CNN, Adam(lr=1e-3) and batches of 32 (the reference's).
+    curve = record["history"]["accuracy_hist_valid"]
+    shown = ", ".join(f"{a:.3f}" for a in curve)
+    assert curve[2] >= 0.90, (f"validation accuracy per epoch: {shown}; the book's CNN should reach 0.90 on the "
+                              "synthetic smiles within 3 epochs (the smile is drawn too faintly?)")
+    assert curve[-1] >= 0.90, f"the quick run ends at {curve[-1]:.3f} validation accuracy ({shown})"
+    assert max(curve) <= 0.985, (f"validation accuracy per epoch: {shown}; the synthetic set should not be perfectly "
+                                 "separable (faint smiles, hidden mouths and a little label noise cap it near 0.95)")
     assert record["total_seconds"] <= 300, f"the quick run took {record['total_seconds']} s; it must fit in 300 s"
     assert "test accuracy" in proc.stdout
 
