@@ -14,7 +14,7 @@ import os
 import signal
 import sys
 
-__all__ = ["end", "streams_to", "warm_torch"]
+__all__ = ["end", "end_with_parent", "streams_to", "warm_torch"]
 
 
 def streams_to(out: int, keep: int | None = None) -> int | None:
@@ -37,6 +37,15 @@ def end(pid: int) -> None:
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(OSError):
             kill(pid, signal.SIGKILL)
+
+
+def end_with_parent() -> None:
+    """This process gets SIGKILL when its parent ends, however it ends (Linux's PR_SET_PDEATHSIG; elsewhere
+    nothing)."""
+    if sys.platform.startswith("linux"):
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)
 
 
 def warm_torch() -> None:

@@ -23,7 +23,6 @@ turns it off.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import importlib
 import json
 import os
@@ -147,7 +146,7 @@ def _helper(config, target, exercises: list[str], folder: Path, seconds: float) 
     """In the forked helper: the records of ``exercises``, in that order, each one this process claims, asked as
     the run's process would ask it, its answer written to the folder; never returns."""
     try:
-        ctypes.CDLL(None).prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG: ended with the run's process, however it ends
+        forked.end_with_parent()   # the run's process
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         forked.streams_to(os.open(os.devnull, os.O_WRONLY))   # none of the run's descriptors (the laptops' channel)
         laptops = elsewhere.serve_own_laptops()   # kept: its channel closes with it

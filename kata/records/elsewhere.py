@@ -28,11 +28,9 @@ already or other threads (a notebook's kernel), the laptop is a fresh process.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import select
-import signal
 import socket
 import subprocess
 import sys
@@ -43,8 +41,8 @@ from pathlib import Path
 from kata.harness import forked
 from kata.i18n import _, say
 
-__all__ = ["TIMEOUT", "Forks", "NotRun", "limit", "main", "open_elsewhere", "run", "running", "serve_laptops",
-           "serve_own_laptops"]
+__all__ = ["TIMEOUT", "Forks", "NotRun", "child_env", "limit", "main", "open_elsewhere", "run", "running",
+           "serve_laptops", "serve_own_laptops"]
 
 TIMEOUT = 25.0   # seconds: the child imports torch (2 to 5 s) and runs its job
 
@@ -82,11 +80,17 @@ def open_elsewhere(function, folder: str | Path, args: dict, timeout: float | No
         return torch.load(result_file, weights_only=True, map_location="cpu")
 
 
+def child_env(**more: str) -> dict[str, str]:
+    """The environment of a new interpreter that imports this kata wherever it is installed (its folder first on
+    PYTHONPATH), with ``more``."""
+    kata_root = str(Path(__file__).resolve().parents[2])
+    path = os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    return {**os.environ, "PYTHONPATH": path, **more}
+
+
 def _spawned(job_file: Path, timeout: float) -> tuple[int, str]:
     """A new interpreter runs the job: its exit status and what it printed."""
-    kata_root = str(Path(__file__).resolve().parents[2])
-    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "",
-           "PYTHONPATH": os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])}
+    env = child_env(CUDA_VISIBLE_DEVICES="")
     env.pop("PYTEST_ADDOPTS", None)
     try:
         done = subprocess.run([sys.executable, "-m", "kata.records.elsewhere", str(job_file)], env=env,
@@ -264,8 +268,7 @@ def _laptop(job: str, cwd: str) -> None:
     status = 3
     try:
         os.setsid()
-        if sys.platform.startswith("linux"):   # PR_SET_PDEATHSIG: SIGKILL when its server ends, however it ends
-            ctypes.CDLL(None).prctl(1, signal.SIGKILL)
+        forked.end_with_parent()   # its server
         os.chdir(cwd)
         out = os.open(Path(job).with_name("output.txt"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
         forked.streams_to(out)   # none of the server's channels

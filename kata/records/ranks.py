@@ -282,12 +282,12 @@ class _Spawned:
         listener = socket.create_server(("127.0.0.1", 0))
         self.key, self.world, self.processes, self.channels = secrets.token_hex(16), world, [], [None] * world
         spec = {"world": world, "port": _free_port(), "laptop": listener.getsockname()[1], "key": self.key}
-        kata_root = str(Path(__file__).resolve().parents[2])
-        path = os.pathsep.join([kata_root, *filter(None, [os.environ.get("PYTHONPATH")])])
+        from kata.records.elsewhere import child_env
+
         sys.stdout.flush(), sys.stderr.flush()
         try:
             for rank in range(world):
-                env = {**os.environ, "PYTHONPATH": path, _AS_RANK: json.dumps({**spec, "rank": rank})}
+                env = child_env(**{_AS_RANK: json.dumps({**spec, "rank": rank})})
                 self.processes.append(subprocess.Popen([sys.executable, "-m", "kata.records.ranks", job], env=env,
                                                        stdin=subprocess.DEVNULL))
             self._meet(listener, time.monotonic() + START_SECONDS)
@@ -372,14 +372,15 @@ def on_ranks(work: Callable[[int, int], object], module=None, world: int = WORLD
     folder = records._folder_of(module) if module is not None else None
     if _as_rank is not None:
         return _spawned_rank(work, folder, device)
-    first = spawning() and _Spawned.current is None
-    channels, end = _spawned(world) if spawning() else _forked(work, world, folder, device)
+    spawned = spawning()
+    first = spawned and _Spawned.current is None
+    channels, end = _spawned(world) if spawned else _forked(work, world, folder, device)
     try:   # every watchdog has reported by then, on a busy machine too (spawned ranks: once they have started)
         found = _gather(channels, HANG_SECONDS + 3 + (START_SECONDS if first else 0))
     except BaseException:
         end()
         raise
-    if not spawning() or any(one is None or "data" not in one for one in found):
+    if not spawned or any(one is None or "data" not in one for one in found):
         end()
     else:
         for channel in channels:
