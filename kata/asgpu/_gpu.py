@@ -4,8 +4,9 @@
 ``torch.cuda`` answer as a one-GPU machine does, and pushes :class:`CudaAsSim`, a
 ``TorchFunctionMode`` that maps every ``cuda`` device argument (``device=``, ``.to('cuda')``,
 ``.cuda()``) to the simulated device and shows a device tensor's ``.device`` as ``cuda:0``.
-What the simulator can't honour (memory statistics, streams and events beyond the default,
-``torch.compile``, ``autocast``, NCCL) raises :class:`NotSimulated`, one line saying what.
+``torch.autocast('cuda')`` and ``GradScaler('cuda')`` work on the simulated device, with CUDA's autocast rules
+(:mod:`kata.sim._autocast`). What the simulator can't honour (memory statistics, streams and events beyond the
+default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying what.
 """
 
 from __future__ import annotations
@@ -143,22 +144,46 @@ def _cuda_module(seed) -> dict:
     return answers
 
 
+def _accelerator_module() -> dict:
+    """What ``torch.accelerator`` answers on the one simulated GPU: CUDA is the current accelerator."""
+    answers = {"current_accelerator": lambda check_available=False: torch.device("cuda"),
+               "synchronize": lambda device=None: torch.simgpu.synchronize(),
+               "current_stream": lambda device=None: _DefaultStream(),
+               "get_device_capability": _not_simulated("torch.accelerator.get_device_capability", "properties")}
+    answers.update({name: _not_simulated(f"torch.accelerator.{name}", "memory") for name in (
+        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
+        "reset_accumulated_memory_stats", "reset_peak_memory_stats", "get_memory_info")})
+    answers.update({name: _not_simulated(f"torch.accelerator.{name}", "stream")
+                    for name in ("set_stream", "Graph", "graphs")})
+    return {name: value for name, value in answers.items() if hasattr(torch.accelerator, name)}
+
+
 def _as_device(device):
     if device is None or isinstance(device, int):
         return torch.device("cuda", device or 0)
     return device
 
 
-class _Autocast:
-    """``torch.autocast``: the CPU's (and other devices') as it was; ``'cuda'`` is not simulated."""
+class _Autocast(torch.amp.autocast):
+    """``torch.autocast``: ``'cuda'`` is the simulated device's, with CUDA's rules; any other device's as it was."""
 
-    def __init__(self, original):
-        self.original = original
+    def __init__(self, device_type, *args, **kwargs):
+        super().__init__(sim.NAME if is_cuda(device_type) else device_type, *args, **kwargs)
 
-    def __call__(self, device_type, *args, **kwargs):
-        if is_cuda(device_type) and kwargs.get("enabled", True):
-            raise NotSimulated(f"torch.autocast({device_type!r})", "amp")
-        return self.original(device_type, *args, **kwargs)
+
+class _CudaAutocast(_Autocast):
+    """``torch.cuda.amp.autocast(...)``: ``torch.autocast('cuda', ...)``."""
+
+    def __init__(self, enabled=True, dtype=torch.float16, cache_enabled=True):
+        super().__init__("cuda", enabled=enabled, dtype=dtype, cache_enabled=cache_enabled)
+
+
+def _on_the_gpu(original):
+    """A question about autocast (``torch.is_autocast_enabled()``, of CUDA's, ``get_autocast_dtype('cuda')``) asked
+    of the simulated device."""
+    def query(device_type=None):
+        return original(sim.NAME if device_type is None or is_cuda(device_type) else device_type)
+    return query
 
 
 _patched: list = []  # (object, name, original) to put back
@@ -182,16 +207,21 @@ def install() -> torch.device:
     seed = functools.partial(_seed)
     for name, value in _cuda_module(seed).items():
         _patch(torch.cuda, name, value)
+    for name, value in _accelerator_module().items():
+        _patch(torch.accelerator, name, value)
     _patch(torch.backends.cudnn, "is_available", lambda: True)
     from torch.utils.data._utils import pin_memory
 
     _patch(pin_memory, "pin_memory", lambda data, device=None: data)
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
-    _patch(torch, "autocast", _Autocast(torch.autocast))
-    _patch(torch.amp, "autocast", _Autocast(torch.amp.autocast))
-    _patch(torch.cuda.amp, "autocast", _not_simulated("torch.cuda.amp.autocast", "amp"))
-    _patch(torch.cuda.amp, "GradScaler", _not_simulated("torch.cuda.amp.GradScaler", "amp"))
+    _patch(torch, "autocast", _Autocast)
+    _patch(torch.amp, "autocast", _Autocast)
+    _patch(torch.cuda.amp, "autocast", _CudaAutocast)
+    for name in ("is_autocast_enabled", "get_autocast_dtype"):
+        _patch(torch, name, _on_the_gpu(getattr(torch, name)))
+    _patch(torch, "get_autocast_gpu_dtype", lambda: torch.get_autocast_dtype(sim.NAME))
+    _patch(torch.cuda.amp, "GradScaler", _grad_scaler(torch.amp.GradScaler, cuda=True))
     _patch(torch.amp, "GradScaler", _grad_scaler(torch.amp.GradScaler))
     import torch.distributed as dist
 
@@ -208,11 +238,12 @@ def _default_device(original):
     return set_default_device
 
 
-def _grad_scaler(original):
-    def scaler(device="cuda", *args, **kwargs):
-        if is_cuda(device) and kwargs.get("enabled", True):
-            raise NotSimulated("torch.amp.GradScaler('cuda')", "amp")
-        return original(device, *args, **kwargs)
+def _grad_scaler(original, cuda=False):
+    """``torch.amp.GradScaler('cuda', ...)`` (``cuda``: ``torch.cuda.amp.GradScaler(...)``) on the simulated device."""
+    def scaler(*args, **kwargs):
+        device = "cuda" if cuda else kwargs.pop("device", args[0] if args else "cuda")
+        args = args if cuda or not args else args[1:]
+        return original(sim.NAME if is_cuda(device) else device, *args, **kwargs)
     return scaler
 
 

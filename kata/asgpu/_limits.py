@@ -12,7 +12,6 @@ WHY = {
     "memory": N_("memory statistics: the simulated GPU has no memory of its own"),
     "stream": N_("streams and events beyond the default stream"),
     "compile": N_("torch.compile for cuda"),
-    "amp": N_("mixed precision: the simulated GPU computes in the CPU's precision"),
     "nccl": N_("NCCL and more than one GPU"),
     "ordinal": N_("there is one GPU, cuda:0"),
     "properties": N_("the properties of a GPU model: the simulated GPU is none"),

@@ -29,9 +29,11 @@ WORDS = {"repr": N_("printing a GPU tensor"), "to_device": N_("a blocking copy t
          "index": N_("indexing with a boolean mask on the GPU")}
 
 SYNC_HEADER = N_("kata run: the host waited for the GPU {total} times (syncs, as CUDA's sync debug mode counts them)")
+SYNC_HEADER_ONCE = N_("kata run: the host waited for the GPU once (a sync, as CUDA's sync debug mode counts them)")
 NO_SYNCS = N_("kata run: the host never waited for the GPU (no syncs)")
 BY_KIND = N_("  by kind: {kinds}")
 BY_LINE = N_("  by line (the {shown} most frequent of {lines}):")
+BY_EVERY_LINE = N_("  by line:")
 LINE = N_("    {where}  {kind} {count} times  | {source}")
 LINE_ONCE = N_("    {where}  {kind} once  | {source}")
 LINE_PER_PASS = N_("    {where}  {kind} {count} times, {per} per pass over the DataLoader at {loop} ({passes} passes)"
@@ -76,8 +78,8 @@ def sync_report(syncs, passes, folder: Path) -> str:
         loop = passes.loop_of(index)
         if loop is not None:
             loops.setdefault((kind, where), Counter())[loop] += 1
-    out = [say(SYNC_HEADER, total=syncs.total), say(BY_KIND, kinds=kinds),
-           say(BY_LINE, shown=min(_SHOWN, len(lines)), lines=len(lines))]
+    out = [say(SYNC_HEADER if syncs.total > 1 else SYNC_HEADER_ONCE, total=syncs.total), say(BY_KIND, kinds=kinds),
+           say(BY_LINE, shown=_SHOWN, lines=len(lines)) if len(lines) > _SHOWN else _(BY_EVERY_LINE)]
     per_batch = False
     for (kind, where), count in lines.most_common(_SHOWN):
         name, source = _short(where, folder)

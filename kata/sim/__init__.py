@@ -71,6 +71,12 @@ holds the simulator to each of these, with where CUDA's behaviour is written dow
   PyTorch's own "Attempting to deserialize object on a CUDA device but
   torch.cuda.is_available() is False ..."; with the simulator installed,
   ``torch.load(f)`` and ``map_location=dev`` load onto simgpu (:mod:`kata.sim._saving`).
+- ``torch.autocast("simgpu")`` applies CUDA's autocast rules (:mod:`kata.sim._autocast`):
+  ``linear``, convolutions and matrix products in float16 (or the region's dtype),
+  softmax, sums and the losses in float32, ``addcmul`` and its kind in the widest
+  input type, ``binary_cross_entropy`` (``nn.BCELoss``) refused with CUDA's words;
+  CPU tensors inside the region are left alone, as CUDA leaves them.
+  ``torch.amp.GradScaler("simgpu")`` works, its ``step`` one sync (``"item"``).
 
 Synchronisations counted, by kind (in a :func:`count_syncs` block), as CUDA's
 ``torch.cuda.set_sync_debug_mode`` reports them:

@@ -68,6 +68,9 @@ class DeviceModule(types.ModuleType):
     def _is_in_bad_fork(self) -> bool:  # (the name PyTorch asks a backend module for)
         return False
 
+    def get_amp_supported_dtype(self) -> list:  # torch.autocast's question: the dtypes CUDA's autocast takes
+        return [torch.float16, torch.bfloat16]
+
     def manual_seed(self, seed) -> None:
         torch.default_generator.manual_seed(int(seed))  # the device draws from the CPU's generator
 

@@ -50,7 +50,9 @@ import torch
 __all__ = ["ADDCMUL_SCALAR_ERRORS", "CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDNN_ERROR", "DEEPCOPY_ERROR",
            "DEVICE_CHECK_ERROR", "DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "KERNEL_DEVICE_ERROR",
            "MASK_DEVICE_ERROR", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR", "TOO_MANY_SCALARS_ERROR",
-           "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "backend_name", "conv_backend", "is_late_backend_error",
+           "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "argument_at", "autocast_off", "backend_name", "conv_backend",
+           "cuda_autocasts",
+           "is_late_backend_error",
            "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
            "tensor_inputs", "tensor_repr", "version_support", "written_arguments"]
 
@@ -85,6 +87,11 @@ INTERNALS: dict[str, str] = {
     "torch.ops.aten.add_.Tensor._schema":
         "OpOverload._schema: which arguments an op writes (an in-place op's self, an out= tensor), so that a "
         "CPU tensor there is refused as CUDA refuses it, and how many tensors it takes (CPU scalars)",
+    "torch._C._ExcludeDispatchKeyGuard": "an op run from the device's autocast kernel with autocast off, as CUDA's "
+        "autocast kernels run it (c10::impl::ExcludeDispatchKeyGuard)",
+    "torch._C.DispatchKeySet": "(the key set it excludes: AutocastPrivateUse1)",
+    "torch._C._dispatch_has_kernel_for_dispatch_key": "whether this torch's CUDA autocast has a kernel for an op: "
+        "the device's autocast takes the ops it has",
     "torch._C._select_conv_backend": "which kernel a CPU batch's convolution would run (MKLDNN or a slow one): "
         "CUDA's error for a device convolution fed a CPU batch depends on it",
 }
@@ -244,6 +251,22 @@ def written_arguments(func) -> tuple[tuple[int, ...], tuple[str, ...]]:
             else:
                 positions.append(i)
     return tuple(positions), tuple(names)
+
+
+def argument_at(func, name: str) -> int | None:
+    """The position of `func`'s argument ``name`` (an ATen OpOverload's), or None where it has none: 2 for
+    ``softmax.int``'s dtype."""
+    return next((i for i, argument in enumerate(func._schema.arguments) if argument.name == name), None)
+
+
+def cuda_autocasts(name: str) -> bool:
+    """Whether this torch's CUDA autocast has a kernel for the ATen op ``name`` ("linear", "softmax.int")."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(f"aten::{name}", "AutocastCUDA")
+
+
+def autocast_off():
+    """A context in which the device's autocast kernels are not asked (what CUDA's run their op in)."""
+    return torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.AutocastPrivateUse1))
 
 
 def tensor_inputs(func) -> int:

@@ -2,9 +2,9 @@
 makes it report itself available.
 
 What install() registers: the backend and device module (:mod:`kata.sim._backend`),
-the PrivateUse1 kernels below, the answer to ``_has_compatible_shallow_copy_type``
-that lets ``Module.to("cpu")`` keep its Parameters, and the tagger and deserializer
-that let ``torch.save``/``torch.load`` treat device tensors as CUDA tensors
+the PrivateUse1 kernels below, CUDA's autocast rules (:mod:`kata.sim._autocast`), the answer
+to ``_has_compatible_shallow_copy_type`` that lets ``Module.to("cpu")`` keep its Parameters,
+and the tagger and deserializer that let ``torch.save``/``torch.load`` treat device tensors as CUDA tensors
 (:mod:`kata.sim._saving`).
 """
 
@@ -17,6 +17,7 @@ import time
 
 import torch
 
+from ._autocast import register as register_autocast
 from ._backend import DEVICE, available, set_up
 from ._compat import is_late_backend_error
 from ._device import run
@@ -47,6 +48,7 @@ def _backend_kernel(name):
 _install_lock = threading.Lock()
 _installed = False
 _library = None  # the torch.library.Library holding the simgpu kernels (kept alive)
+_passed = None  # the global one: every op passed through at the autocast key but those of kata.sim._autocast
 _failure: str | None = None  # why install() failed for good in this process
 
 
@@ -58,7 +60,7 @@ def install() -> torch.device:
     if PyTorch's PrivateUse1 backend was already given another name in this process,
     or after the process's first backward pass.
     """
-    global _installed, _library, _failure
+    global _installed, _library, _passed, _failure
     if _installed:
         return DEVICE
     with _install_lock:
@@ -73,6 +75,8 @@ def install() -> torch.device:
                 library.impl(name, _backend_kernel(name), "PrivateUse1")
             # Asked above the Python key (autograd's level) by `x.data = y` and Module._apply.
             library.impl("_has_compatible_shallow_copy_type", shallow_copy_compatible, "AutogradPrivateUse1")
+            _passed = torch.library.Library("_", "IMPL")
+            register_autocast(library, _passed)
             _library = library
             register()
         _failure = _check_autograd()

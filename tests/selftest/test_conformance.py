@@ -14,11 +14,11 @@ from kata import sim
 from kata.conformance import runner
 
 ROWS = runner.load()
-CATEGORIES = {  # the issue's list (#18), each with at least this many rows
+CATEGORIES = {  # the issue's list (#18), each with at least this many rows; and #35's autocast
     "device mixing": 8, "0-d CPU tensors": 5, "in-place ops": 5, "indexing": 5, "factories": 6,
     "Tensor.to and .cpu()": 6, "Module.to": 5, "optimizers": 4, "torch.save and torch.load": 6,
     "state_dict and load_state_dict": 3, "pinned memory": 3, "non_blocking copies": 3,
-    "NumPy and matplotlib": 5, "item, tolist, float, format": 6, "syncs": 15,
+    "NumPy and matplotlib": 5, "item, tolist, float, format": 6, "syncs": 15, "autocast": 6,
 }
 SOURCE = re.compile(r"https://(docs\.)?pytorch\.org/|https://github\.com/pytorch/pytorch/|"
                     r"(aten|c10|torch|test)/[\w/]+\.(cpp|cu|h|py)\b")

@@ -55,6 +55,8 @@ def gpu():
 def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
     assert torch.cuda.is_available() and torch.cuda.device_count() == 1 and torch.cuda.current_device() == 0
     assert "Simulated" in torch.cuda.get_device_name(0)
+    assert torch.accelerator.current_accelerator() == torch.device("cuda") and torch.accelerator.is_available()
+    assert str(torch.ones(1, device=torch.accelerator.current_accelerator()).device) == "cuda:0"
     device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
     model = nn.Linear(3, 1).to(device)
     x = torch.randn(4, 3).cuda()
@@ -85,10 +87,41 @@ def test_errors_say_cuda_and_what_is_not_simulated(gpu):
         nn.Linear(2, 1).cuda()(torch.ones(1, 2))
     from kata.asgpu import NotSimulated
 
-    for call in (torch.cuda.memory_allocated, torch.cuda.Stream, lambda: torch.autocast("cuda"),
+    for call in (torch.cuda.memory_allocated, torch.cuda.Stream, torch.accelerator.memory_allocated,
                  lambda: torch.zeros(1, device="cuda:1")):
         with pytest.raises(NotSimulated, match="is not simulated"):
             call()
+
+
+def test_mixed_precision_runs_with_cudas_autocast_rules(gpu):
+    """torch.autocast('cuda') and GradScaler, in each of their spellings: CUDA's dtypes (kata.sim's autocast), CUDA's
+    refusal of BCELoss in a region, the scaler's one sync per step, and CPU code left as it was."""
+    model = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 1)).cuda()
+    x, y = torch.randn(8, 4, device="cuda"), torch.rand(8, 1, device="cuda")
+    for region in (lambda: torch.autocast("cuda"), lambda: torch.autocast(device_type="cuda", dtype=torch.float16),
+                   lambda: torch.amp.autocast("cuda"), lambda: torch.cuda.amp.autocast()):
+        with region():
+            out = model(x)
+            assert out.dtype == torch.float16 and torch.is_autocast_enabled() and torch.is_autocast_enabled("cuda")
+            assert torch.get_autocast_dtype("cuda") == torch.float16 and str(out.device) == "cuda:0"
+            assert torch.softmax(out, 0).dtype == torch.float32 and out.sum().dtype == torch.float32
+            assert nn.Linear(4, 1)(torch.randn(2, 4)).dtype == torch.float32   # the CPU's own autocast is off
+            with pytest.raises(RuntimeError, match="unsafe to autocast"):
+                nn.BCELoss()(torch.sigmoid(out), y)
+    assert not torch.is_autocast_enabled() and model(x).dtype == torch.float32
+    with torch.autocast("cuda", dtype=torch.bfloat16):
+        assert model(x).dtype == torch.bfloat16
+    for scaler in (torch.amp.GradScaler("cuda"), torch.amp.GradScaler(), torch.cuda.amp.GradScaler(init_scale=256.0)):
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+        with torch.autocast("cuda"):
+            loss = nn.functional.binary_cross_entropy_with_logits(model(x), y)
+        scaler.scale(loss).backward()
+        assert model[0].weight.grad.dtype == torch.float32
+        with sim.count_syncs() as syncs:
+            scaler.step(optimizer)
+            scaler.update()
+        assert syncs.by_kind == {"item": 1}, syncs.events   # GradScaler.step reads found_inf: the host waits
+        assert scaler.get_scale() in (65536.0, 256.0)
 
 
 def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path):
@@ -124,7 +157,7 @@ def test_the_cuda_machine_is_put_back():
 
 def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
     from kata.asgpu._loops import Passes
-    from kata.asgpu._report import sync_report
+    from kata.asgpu._report import BY_EVERY_LINE, SYNC_HEADER_ONCE, sync_report
 
     script = tmp_path / "train.py"
     script.write_text("for x, y in dl:\n    total += loss.item()\nprint(acc)\n")
@@ -145,6 +178,11 @@ def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
                      r"\(2 passes\)  \| total \+= loss\.item\(\)", report), report
     assert "train.py:3" in report and "print(acc)" in report
     assert _("  A sync per batch keeps a GPU waiting") in report
+    one = sim.Syncs()
+    one.by_kind["repr"] += 1
+    one.events.append(("repr", printed))
+    lines = sync_report(one, Passes(), tmp_path).splitlines()
+    assert lines[0] == _(SYNC_HEADER_ONCE) and lines[2] == _(BY_EVERY_LINE), lines   # not "1 times", "1 of 1"
 
 
 def test_kata_run_from_python_runs_the_script_in_a_process_of_its_own(tmp_path, capsys):

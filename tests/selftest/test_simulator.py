@@ -14,9 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from torch import nn
+from torch.nn import functional as F
 from torch.utils.data import DataLoader, TensorDataset
 
 from kata import sim
@@ -652,3 +655,105 @@ def test_the_simulator_costs_at_most_one_and_a_half_times_the_cpu(dev, solutions
         if ratios[-1] <= 1.5:
             break
     assert min(ratios) <= 1.5, ratios
+
+
+# --- torch.autocast on the device: CUDA's rules, held to this torch's own CUDA kernels ----------------------------
+
+# The ops CUDA's autocast has a kernel for that the device never runs: cuDNN's own (a convolution or an RNN reaches
+# them only on CUDA, and each of their callers is in the table).
+CUDNN_ONLY = {"cudnn_convolution", "cudnn_convolution_transpose", "_cudnn_rnn"}
+
+
+def test_the_device_autocasts_the_ops_this_torchs_cuda_autocast_casts():
+    from kata.sim._autocast import POLICIES, taken
+
+    cudas = {name[len("aten::"):] for name in torch._C._dispatch_get_all_op_names() if name.startswith("aten::")
+             and torch._C._dispatch_has_kernel_for_dispatch_key(name, "AutocastCUDA")} - CUDNN_ONLY
+    ours = {name for names in POLICIES.values() for name in names}
+    assert not cudas - ours, f"CUDA autocasts these ops on torch {torch.__version__}; add each to " \
+                             f"kata/sim/_autocast.py's POLICIES, with its policy: {sorted(cudas - ours)}"
+    assert {name for name in ours if taken(name)} == cudas   # and the device leaves the others alone, as CUDA does
+
+
+def _outcome(call, device, tensors):
+    """What ``call`` gives on ``device``'s ``tensors``: its dtype (as str), or that it raised; autocast's own refusal
+    by its words (fake tensors run meta kernels, whose words for a wrong dtype are not always the real kernels')."""
+    try:
+        return str(call(device, *tensors).dtype)
+    except (RuntimeError, TypeError, ValueError) as err:
+        return f"refused: {str(err).splitlines()[0]}" if "autocast" in str(err) else "raised"
+
+
+def _as_cuda_does(call, inputs, dtype):
+    """The outcome of ``call`` under CUDA's own autocast kernels, run on fake CUDA tensors: no GPU needed, nor a
+    torch built for CUDA (the kernels are in every build; a fake tensor is made on cuda, never moved there)."""
+    from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
+
+    cuda = torch.device("cuda")
+    with FakeTensorMode(allow_non_fake_inputs=True) as mode:
+        torch.set_autocast_enabled("cuda", True)
+        torch.set_autocast_dtype("cuda", dtype)
+        try:
+            return _outcome(call, cuda, [FakeTensor(mode, t.to("meta"), cuda) for t in inputs])
+        finally:
+            torch.set_autocast_enabled("cuda", False)
+            torch.set_autocast_dtype("cuda", torch.float16)
+
+
+AUTOCAST_CALLS = {   # (the call on a device, how many tensors it takes), one or more of each policy, and a few others
+    "linear": (lambda d, x, w: F.linear(x.reshape(1, 4), w.reshape(1, 4)), 2),
+    "conv2d": (lambda d, x: F.conv2d(x.reshape(1, 1, 2, 2), x.reshape(1, 1, 2, 2)), 1),
+    "matmul": (lambda d, x, y: x.reshape(2, 2) @ y.reshape(2, 2), 2),
+    "softmax": (lambda d, x: torch.softmax(x, 0), 1),
+    "log_softmax, float16 asked": (lambda d, x: torch.log_softmax(x, 0, dtype=torch.float16), 1),
+    "sum": (lambda d, x: x.sum(), 1),
+    "cumsum": (lambda d, x: x.cumsum(0), 1),
+    "norm": (lambda d, x: x.norm(), 1),
+    "exp": (lambda d, x: x.exp(), 1),
+    "pow": (lambda d, x, y: x ** y, 2),
+    "mse_loss": (lambda d, x, y: F.mse_loss(x, y), 2),
+    "layer_norm": (lambda d, x: F.layer_norm(x, (4,)), 1),
+    "binary_cross_entropy": (lambda d, x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid()), 2),
+    "binary_cross_entropy_with_logits": (lambda d, x, y: F.binary_cross_entropy_with_logits(x, y), 2),
+    "addcmul": (lambda d, x, y, z: torch.addcmul(x, y, z), 3),
+    "atan2": (lambda d, x, y: torch.atan2(x, y), 2),
+    "cat": (lambda d, x, y: torch.cat([x, y]), 2),
+    "add": (lambda d, x, y: x + y, 2),
+    "relu": (lambda d, x: torch.relu(x), 1),
+    "bmm": (lambda d, x, y: torch.bmm(x.reshape(1, 2, 2), y.reshape(1, 2, 2)), 2),
+    "prod, dim": (lambda d, x: x.prod(0), 1),
+    "cdist": (lambda d, x, y: torch.cdist(x.reshape(2, 2), y.reshape(2, 2)), 2),
+    "dot": (lambda d, x, y: torch.dot(x, y), 2),
+}
+# Each op of one tensor that CUDA autocasts to float32, called as torch.NAME(x).
+AUTOCAST_CALLS.update({name: (lambda d, x, name=name: getattr(torch, name)(x), 1) for name in (
+    "acos", "asin", "cosh", "erfinv", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan")})
+# The dtypes drawn: those autocast casts between (a float64 or integer input is not eligible, and its mix with a
+# cast one fails in a real kernel where a fake tensor's meta kernel may let it pass: the examples hold those alone).
+DRAWN = (torch.float16, torch.bfloat16, torch.float32)
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(AUTOCAST_CALLS)), region=st.sampled_from([torch.float16, torch.bfloat16]),
+       dtypes=st.lists(st.sampled_from(DRAWN), min_size=3, max_size=3), seed=st.integers(0, 2**16))
+@example(name="linear", region=torch.float16, dtypes=[torch.float32] * 3, seed=0)
+@example(name="binary_cross_entropy", region=torch.float16, dtypes=[torch.float32] * 3, seed=0)
+@example(name="addcmul", region=torch.float16, dtypes=[torch.float16, torch.float16, torch.float32], seed=0)
+@example(name="addcmul", region=torch.float16, dtypes=[torch.bfloat16, torch.float16, torch.float16], seed=0)
+@example(name="sum", region=torch.bfloat16, dtypes=[torch.bfloat16] * 3, seed=0)
+@example(name="linear", region=torch.float16, dtypes=[torch.float64] * 3, seed=0)
+@example(name="sum", region=torch.float16, dtypes=[torch.int64] * 3, seed=0)
+@example(name="softmax", region=torch.float16, dtypes=[torch.float64] * 3, seed=0)
+def test_autocast_on_the_device_gives_the_dtypes_cudas_autocast_gives(dev, name, region, dtypes, seed):
+    """Any of these calls, on inputs of any dtype, in an autocast region of either dtype: the device gives what
+    CUDA's own autocast kernels give (run on fake CUDA tensors), dtype or error; and outside the region, or on the
+    CPU inside it, what the CPU gives."""
+    call, n = AUTOCAST_CALLS[name]
+    generator = torch.Generator().manual_seed(seed)
+    inputs = [(torch.rand(4, generator=generator) * 4 - 2).to(dtype) for dtype in dtypes[:n]]
+    want = _as_cuda_does(call, inputs, region)
+    on_dev, cpu = [t.to(dev) for t in inputs], torch.device("cpu")
+    with torch.autocast(sim.NAME, dtype=region):
+        assert _outcome(call, dev, on_dev) == want, (name, region, dtypes[:n])
+        plain_cpu = _outcome(call, cpu, inputs)
+    assert plain_cpu == _outcome(call, cpu, inputs) == _outcome(call, dev, on_dev)
