@@ -77,6 +77,8 @@ holds the simulator to each of these, with where CUDA's behaviour is written dow
   input type, ``binary_cross_entropy`` (``nn.BCELoss``) refused with CUDA's words;
   CPU tensors inside the region are left alone, as CUDA leaves them.
   ``torch.amp.GradScaler("simgpu")`` works, its ``step`` one sync (``"item"``).
+- ``nn.LSTM`` and ``nn.GRU`` run the fused cells a device runs (CUDA's kernels, which
+  the CPU lacks, computed in :mod:`kata.sim._cells`): the CPU's outputs and gradients.
 
 Synchronisations counted, by kind (in a :func:`count_syncs` block), as CUDA's
 ``torch.cuda.set_sync_debug_mode`` reports them:

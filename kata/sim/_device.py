@@ -13,6 +13,7 @@ import copy
 import torch
 
 from ._backend import DEVICE, NAME, check_device
+from ._cells import KERNELS as CELLS
 from ._compat import (
     DEEPCOPY_ERROR,
     DISABLED_TORCH_FUNCTION,
@@ -289,6 +290,8 @@ def run(func, args, kwargs):
 
     if func is _NATIVE_DROPOUT:
         out = _dropout(*cpu_args, **cpu_kwargs)
+    elif func in CELLS:   # kernels the CPU lacks (kata/sim/_cells.py)
+        out = CELLS[func](*cpu_args, **cpu_kwargs)
     else:
         out = func(*cpu_args, **cpu_kwargs)
 

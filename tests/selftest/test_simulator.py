@@ -757,3 +757,30 @@ def test_autocast_on_the_device_gives_the_dtypes_cudas_autocast_gives(dev, name,
         assert _outcome(call, dev, on_dev) == want, (name, region, dtypes[:n])
         plain_cpu = _outcome(call, cpu, inputs)
     assert plain_cpu == _outcome(call, cpu, inputs) == _outcome(call, dev, on_dev)
+
+
+# --- recurrent layers: the fused cells a device runs (kata/sim/_cells.py) ----------------------------------------
+
+
+@pytest.mark.parametrize("layer", [nn.LSTM, nn.GRU, nn.RNN])
+@pytest.mark.parametrize("bias", [True, False])
+def test_a_recurrent_layer_on_the_device_computes_what_the_cpus_computes(dev, layer, bias):
+    """nn.LSTM and nn.GRU run fused cells on a device (CUDA's kernels, which the CPU lacks: the simulator computes
+    them): the outputs, the last states and every gradient (the weights', the input's, the first state's) are the
+    CPU's own unfused layer's, two layers deep, batch first, from a given first state."""
+    torch.manual_seed(3)
+    cpu = layer(4, 5, num_layers=2, bias=bias, batch_first=True)
+    on = copy.deepcopy(cpu).to(dev)
+    x, h0 = torch.randn(3, 6, 4), torch.randn(2, 3, 5)
+    first = (h0, torch.randn(2, 3, 5)) if layer is nn.LSTM else h0
+    grads = {}
+    for where, model in (("cpu", cpu), ("dev", on)):
+        xs = x.to(dev if where == "dev" else "cpu").detach().requires_grad_()
+        states = tuple(s.to(xs.device).detach().requires_grad_() for s in (first if layer is nn.LSTM else (first,)))
+        y, last = model(xs, states if layer is nn.LSTM else states[0])
+        h = last[0] if layer is nn.LSTM else last
+        (y.pow(2).sum() + h.sum() + (last[1].sum() if layer is nn.LSTM else 0)).backward()
+        assert y.device == xs.device
+        grads[where] = [y, h, xs.grad, *(s.grad for s in states), *(p.grad for p in model.parameters())]
+    for a, b in zip(grads["cpu"], grads["dev"]):
+        assert torch.allclose(a, b.cpu(), atol=1e-5), (a, b)
