@@ -115,6 +115,9 @@ class _DefaultStream:
     def query(self) -> bool:
         return True
 
+    def is_capturing(self) -> bool:   # a CUDA graph is being captured (torch.optim asks before each step): never
+        return False
+
 
 _MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
            "memory_summary", "memory_snapshot", "mem_get_info", "reset_peak_memory_stats",
@@ -136,7 +139,7 @@ def _cuda_module(seed) -> dict:
         "get_rng_state": lambda device="cuda": torch.get_rng_state(),
         "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
         "current_stream": lambda device=None: _DefaultStream(), "default_stream": lambda device=None: _DefaultStream(),
-        "is_bf16_supported": lambda *a, **k: True,
+        "is_bf16_supported": lambda *a, **k: True, "is_current_stream_capturing": lambda: False,
     }
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})

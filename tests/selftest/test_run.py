@@ -66,6 +66,9 @@ def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
     assert str(torch.ones(2).to("cuda", non_blocking=True).device) == "cuda:0"
     loss = ((model(x) - y) ** 2).mean()
     loss.backward()
+    for optimizer in (torch.optim.AdamW, torch.optim.RMSprop, lambda p: torch.optim.Adam(p, foreach=True),
+                      lambda p: torch.optim.Adam(p, fused=True)):   # each asks if a CUDA graph is being captured
+        optimizer(model.parameters()).step()
     assert isinstance(loss.item(), float) and "device='cuda:0'" in repr(loss)
     torch.cuda.synchronize()
     torch.manual_seed(1)
