@@ -12,6 +12,7 @@ default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying 
 from __future__ import annotations
 
 import functools
+import time
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -123,7 +124,37 @@ _MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_m
            "memory_summary", "memory_snapshot", "mem_get_info", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "list_gpu_processes", "set_per_process_memory_fraction",
            "utilization", "temperature", "power_draw")
-_STREAMS = ("Stream", "Event", "ExternalStream", "stream", "set_stream", "graph", "CUDAGraph", "graphs")
+_STREAMS = ("Stream", "ExternalStream", "stream", "set_stream", "graph", "CUDAGraph", "graphs")
+
+
+class _Event:
+    """``torch.cuda.Event`` on the default stream: what a script times its GPU work with. The simulated GPU works
+    as the host asks, so an event is complete once recorded, and the time between two is the host's; waiting for
+    one is a sync, as on CUDA."""
+
+    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
+        if interprocess:
+            raise NotSimulated("torch.cuda.Event(interprocess=True)", "stream")
+        self.enable_timing, self._at = enable_timing, None
+
+    def record(self, stream=None) -> None:
+        self._at = time.perf_counter()
+
+    def synchronize(self) -> None:
+        torch.simgpu.synchronize()
+
+    def wait(self, stream=None) -> None:
+        pass
+
+    def query(self) -> bool:
+        return True
+
+    def elapsed_time(self, end) -> float:
+        if not (self.enable_timing and end.enable_timing):
+            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
+        if self._at is None or end._at is None:
+            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
+        return (end._at - self._at) * 1000.0
 
 
 def _cuda_module(seed) -> dict:
@@ -139,6 +170,7 @@ def _cuda_module(seed) -> dict:
         "get_rng_state": lambda device="cuda": torch.get_rng_state(),
         "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
         "current_stream": lambda device=None: _DefaultStream(), "default_stream": lambda device=None: _DefaultStream(),
+        "Event": _Event,
         "is_bf16_supported": lambda *a, **k: True, "is_current_stream_capturing": lambda: False,
     }
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})

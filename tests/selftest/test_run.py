@@ -71,6 +71,14 @@ def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
         optimizer(model.parameters()).step()
     assert isinstance(loss.item(), float) and "device='cuda:0'" in repr(loss)
     torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    model(x).sum().item()
+    end.record()
+    end.synchronize()
+    assert 0 <= start.elapsed_time(end) < 60_000 and end.query()
+    with pytest.raises(RuntimeError, match="enable_timing=True"):
+        torch.cuda.Event().elapsed_time(end)
     torch.manual_seed(1)
     torch.cuda.manual_seed_all(1)
     torch.backends.cudnn.benchmark = True
