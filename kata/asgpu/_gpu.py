@@ -12,6 +12,7 @@ default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying 
 from __future__ import annotations
 
 import functools
+import os
 import time
 
 import torch
@@ -79,6 +80,8 @@ class CudaAsSim(TorchFunctionMode):
             return args[0]
         elif func is _TYPE and len(args) == 1 and not kwargs:  # x.type(): 'torch.cuda.FloatTensor'
             return cuda_words(func(*args))
+        elif func is _TYPE and (host := _cuda_type(args[1] if len(args) > 1 else kwargs.get("dtype"))):
+            return func(args[0], host).to(_SIM, non_blocking=kwargs.get("non_blocking", False))
         try:
             return func(*args, **kwargs)
         except (RuntimeError, TypeError, ValueError) as err:
@@ -175,8 +178,82 @@ def _cuda_module(seed) -> dict:
     }
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})
-    answers["get_device_properties"] = _not_simulated("torch.cuda.get_device_properties", "properties")
+    answers["get_device_properties"] = lambda device=None: (is_cuda(_as_device(device)), _Properties())[1]
+    answers["device"] = answers["device_of"] = _DeviceContext
+    answers.update({cls.__name__: cls for cls in _LEGACY_TYPES})
     return answers
+
+
+class _Properties:
+    """``torch.cuda.get_device_properties(0)``: the simulated GPU's name, and its memory and processors, which are
+    the host's (it computes in the host's memory, on its cores); what a GPU model has (its compute capability, its
+    warp size, ...) stops with the one line."""
+
+    name = NAME_OF_DEVICE
+
+    @property
+    def total_memory(self) -> int:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+
+    @property
+    def multi_processor_count(self) -> int:
+        return os.cpu_count() or 1
+
+    def __getattr__(self, name):
+        raise NotSimulated(f"torch.cuda.get_device_properties(0).{name}", "properties")
+
+    def __repr__(self) -> str:
+        return f"_CudaDeviceProperties(name='{self.name}', total_memory={self.total_memory // 2**20}MB, " \
+               f"multi_processor_count={self.multi_processor_count})"
+
+
+class _DeviceContext:
+    """``with torch.cuda.device(0):`` (and ``torch.cuda.device_of(t)``): there is one GPU, so nothing to switch."""
+
+    def __init__(self, device):
+        if isinstance(device, torch.Tensor):
+            device = device.device
+        if not (device is None or (isinstance(device, int) and device < 0)):
+            is_cuda(_as_device(device))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+
+class _LegacyType(type):
+    """``torch.cuda.FloatTensor`` and its kind, as old scripts use them: ``torch.cuda.FloatTensor(2, 3)`` makes a
+    tensor on the GPU, ``x.type(torch.cuda.FloatTensor)`` moves one there, ``isinstance`` asks dtype and device."""
+
+    def __call__(cls, *args, **kwargs):
+        return cls.cpu(*args, **kwargs).to(_SIM)
+
+    def __instancecheck__(cls, obj) -> bool:
+        return isinstance(obj, torch.Tensor) and obj.device.type in ("cuda", sim.NAME) and obj.dtype == cls.cpu.dtype
+
+
+_LEGACY_TYPES = [_LegacyType(name, (), {"cpu": getattr(torch, name), "__module__": "torch.cuda"}) for name in (
+    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
+    "CharTensor", "ByteTensor", "BoolTensor")]
+
+
+def _cuda_type(wanted) -> str | None:
+    """``'torch.FloatTensor'`` for a CUDA tensor type given to ``Tensor.type`` (its name, or its class), else None."""
+    name = wanted if isinstance(wanted, str) else \
+        f"{getattr(wanted, '__module__', '')}.{getattr(wanted, '__name__', '')}"
+    return "torch." + name[len("torch.cuda."):] if name.startswith("torch.cuda.") else None
+
+
+def _profiler(original):
+    """``torch.profiler.profile``: the CPU's activity; ProfilerActivity.CUDA (a GPU's kernels) stops with the line."""
+    class profile(original):
+        def __init__(self, *args, activities=None, **kwargs):
+            if activities is not None and any(a == torch.profiler.ProfilerActivity.CUDA for a in activities):
+                raise NotSimulated("torch.profiler.ProfilerActivity.CUDA", "profiler")
+            super().__init__(*args, activities=activities or [torch.profiler.ProfilerActivity.CPU], **kwargs)
+    return profile
 
 
 def _accelerator_module() -> dict:
@@ -250,6 +327,7 @@ def install() -> torch.device:
     _patch(pin_memory, "pin_memory", lambda data, device=None: data)
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
+    _patch(torch.profiler, "profile", _profiler(torch.profiler.profile))
     _patch(torch, "autocast", _Autocast)
     _patch(torch.amp, "autocast", _Autocast)
     _patch(torch.cuda.amp, "autocast", _CudaAutocast)

@@ -13,6 +13,8 @@ WHY = {
     "stream": N_("streams and events beyond the default stream"),
     "compile": N_("torch.compile for cuda"),
     "nccl": N_("NCCL and more than one GPU"),
+    "profiler": N_("a GPU's kernels and their times: the simulated GPU runs the CPU's kernels, which "
+                   "ProfilerActivity.CPU profiles"),
     "ordinal": N_("there is one GPU, cuda:0"),
     "properties": N_("the properties of a GPU model: the simulated GPU is none"),
 }

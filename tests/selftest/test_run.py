@@ -90,6 +90,33 @@ def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
     assert [len(b[0]) for b in loader] == [2, 2]
 
 
+def test_older_scripts_idioms_run_as_on_one_gpu(gpu):
+    """What older tutorials write: the legacy tensor types, torch.cuda.device(0), nn.DataParallel on one GPU, the
+    device's properties (its name, and the host's memory and cores, which are the simulated GPU's)."""
+    Tensor = torch.cuda.FloatTensor
+    ones = Tensor(2, 1).fill_(1.0)
+    assert str(ones.device) == "cuda:0" and isinstance(ones, torch.cuda.FloatTensor)
+    assert not isinstance(torch.ones(2), torch.cuda.FloatTensor) and not isinstance(ones, torch.cuda.LongTensor)
+    assert torch.ones(2).type(torch.cuda.LongTensor).type() == "torch.cuda.LongTensor"
+    assert torch.ones(2).type("torch.cuda.HalfTensor").dtype == torch.float16
+    with torch.cuda.device(0):
+        model = nn.DataParallel(nn.Linear(3, 1)).cuda()
+        assert str(model(torch.ones(4, 3, device="cuda")).device) == "cuda:0"
+    props = torch.cuda.get_device_properties(0)
+    assert "Simulated" in props.name and props.total_memory > 2**20 and props.multi_processor_count >= 1
+    from kata.asgpu import NotSimulated
+
+    with pytest.raises(NotSimulated, match="major is not simulated"):
+        getattr(props, "major")  # noqa: B009 - the attribute read is what is tried
+    with pytest.raises(NotSimulated, match="cuda:1"):
+        torch.cuda.device(1)
+    with torch.profiler.profile() as profiled:   # the CPU's kernels (CUDA's activity would need a GPU)
+        model(torch.ones(4, 3, device="cuda"))
+    assert profiled.key_averages()
+    with pytest.raises(NotSimulated, match="ProfilerActivity.CUDA is not simulated"):
+        torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
+
+
 def test_errors_say_cuda_and_what_is_not_simulated(gpu):
     x = torch.ones(2, device="cuda")
     with pytest.raises(TypeError, match=re.escape("can't convert cuda:0 device type tensor to numpy")):
@@ -158,11 +185,13 @@ def test_the_cuda_machine_is_put_back():
         pytest.skip(why)
     from kata.asgpu import _gpu
 
-    before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast)
+    before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
+              torch.cuda.FloatTensor)
     _gpu.install()
     assert torch.cuda.is_available()
     _gpu.uninstall()
-    assert (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast) == before
+    assert (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
+            torch.cuda.FloatTensor) == before
     assert torch._C._is_torch_function_mode_enabled() is False
 
 
