@@ -27,6 +27,11 @@ settings.register_profile(
 settings.register_profile("explore", deadline=None, max_examples=200)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "kata"))
 
+def pytest_configure(config):
+    config.addinivalue_line("markers", "corpus: runs code of tests/corpus/ under `kata run` (KATA_RUN_DEVICE=cuda: on "
+                                       "this machine's GPU, as `kata doctor --full` runs it there)")
+
+
 # Images and datasets made by the tests go to pytest's temporary folders;
 # the project's own folder stays clean.
 collect_ignore = ["exercises", "solutions", "data", "runs"]

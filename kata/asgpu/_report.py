@@ -17,7 +17,7 @@ from pathlib import Path
 from kata.asgpu._limits import NotSimulated
 from kata.i18n import N_, _, say
 
-__all__ = ["explain", "lesson_for", "sync_report"]
+__all__ = ["explain", "failure", "lesson_for", "per_batch_lines", "sync_report", "tally"]
 
 # How each kind of sync is written in code (kata.sim's kinds); the others are said in words.
 CODE = {"item": "`.item()`", "float": "`float()`", "int": "`int()`", "bool": "`bool()` / `if tensor:`",
@@ -26,7 +26,8 @@ CODE = {"item": "`.item()`", "float": "`float()`", "int": "`int()`", "bool": "`b
         "unique": "`unique`", "repeat_interleave": "`repeat_interleave`",
         "synchronize": "`torch.cuda.synchronize()`"}
 WORDS = {"repr": N_("printing a GPU tensor"), "to_device": N_("a blocking copy to the GPU"),
-         "index": N_("indexing with a boolean mask on the GPU")}
+         "index": N_("indexing with a boolean mask on the GPU"),
+         "sync": N_("a sync")}   # on a real GPU (kata run --device cuda): CUDA's debug mode names no kind
 
 SYNC_HEADER = N_("kata run: the host waited for the GPU {total} times (syncs, as CUDA's sync debug mode counts them)")
 SYNC_HEADER_ONCE = N_("kata run: the host waited for the GPU once (a sync, as CUDA's sync debug mode counts them)")
@@ -66,11 +67,8 @@ def _short(where: str, folder: Path) -> tuple[str, str]:
     return f"{name}:{line}", source
 
 
-def sync_report(syncs, passes, folder: Path) -> str:
-    """The syncs by kind and by line (the most frequent first), each line's per pass over its loop."""
-    if not syncs.total:
-        return _(NO_SYNCS)
-    kinds = ", ".join(f"{_kind(kind)} {count}" for kind, count in syncs.by_kind.most_common())
+def tally(syncs, passes) -> tuple[Counter, dict]:
+    """The syncs by (kind, 'FILE:LINE'), and for each, its count in each DataLoader pass's loop that holds it."""
     lines = Counter()
     loops: dict = {}
     for index, (kind, where) in enumerate(syncs.events):
@@ -78,6 +76,28 @@ def sync_report(syncs, passes, folder: Path) -> str:
         loop = passes.loop_of(index)
         if loop is not None:
             loops.setdefault((kind, where), Counter())[loop] += 1
+    return lines, loops
+
+
+def per_batch_lines(syncs, passes, folder: Path) -> list[str]:
+    """The lines ('train.py:61') that wait for the GPU more than once per pass over a DataLoader, whatever kind of
+    sync each is (the simulator names kinds; CUDA's debug mode says 'a sync'): what a GPU's run and the
+    simulator's must agree on."""
+    lines, loops = tally(syncs, passes)
+    found = set()
+    for key, counts in loops.items():
+        label, inside = counts.most_common(1)[0]
+        if inside / (len(passes.spans.get(label, ())) or 1) > 1:
+            found.add(_short(key[1], folder)[0])
+    return sorted(found)
+
+
+def sync_report(syncs, passes, folder: Path) -> str:
+    """The syncs by kind and by line (the most frequent first), each line's per pass over its loop."""
+    if not syncs.total:
+        return _(NO_SYNCS)
+    kinds = ", ".join(f"{_kind(kind)} {count}" for kind, count in syncs.by_kind.most_common())
+    lines, loops = tally(syncs, passes)
     out = [say(SYNC_HEADER if syncs.total > 1 else SYNC_HEADER_ONCE, total=syncs.total), say(BY_KIND, kinds=kinds),
            say(BY_LINE, shown=_SHOWN, lines=len(lines)) if len(lines) > _SHOWN else _(BY_EVERY_LINE)]
     per_batch = False
@@ -98,6 +118,14 @@ def sync_report(syncs, passes, folder: Path) -> str:
     if per_batch:
         out.append(_(PER_BATCH_HINT))
     return "\n".join(out)
+
+
+def failure(exc: BaseException, script: Path, words) -> dict:
+    """What failed, as data: {"at": the script's line ('train.py:164', None where no frame of it is in the
+    traceback), "error": PyTorch's message's first line, in ``words``}."""
+    frames = _user_frames(exc, script.resolve().parent)
+    at = _short(f"{frames[-1].filename}:{frames[-1].lineno}", script.resolve().parent)[0] if frames else None
+    return {"at": at, "error": words(f"{type(exc).__name__}: {exc}").splitlines()[0]}
 
 
 def _user_frames(exc: BaseException, folder: Path) -> list:

@@ -8,6 +8,7 @@ uses torch on the CPU only pays the simulator's install.
 from __future__ import annotations
 
 import builtins
+import json
 import os
 import runpy
 import sys
@@ -16,23 +17,29 @@ from pathlib import Path
 
 from kata.i18n import N_, say
 
-__all__ = ["Options", "run_script"]
+__all__ = ["Options", "run_script", "verdict"]
 
 FIGURES_SAVED = N_("kata run: figures saved: {paths}")
 QUICK = N_("kata run: --quick {n}: every DataLoader yields at most {n} batches")
 NOT_FOUND = N_("kata run: no such script: {path}")
+NO_CUDA = N_("kata run --device cuda: there is no CUDA GPU here (torch.cuda.is_available() is False); without "
+             "--device, the script runs on the simulated one")
 
 
 @dataclass
 class Options:
     """How to run: ``quick`` batches per DataLoader pass (None: all), ``celeba`` (a folder holding
-    celeba/, None: the synthetic set), ``out`` (where figures go), ``report`` (print the syncs)."""
+    celeba/, None: the synthetic set), ``out`` (where figures go), ``report`` (print the syncs),
+    ``device`` ("sim": the simulated GPU; "cuda": this machine's own, its syncs counted by CUDA's
+    sync debug mode), ``json`` (a file for the run's verdict as data: :func:`verdict`)."""
 
     quick: int | None = None
     celeba: str | None = None
     out: str | None = None
     report: bool = True
     stream: object = None  # where the run's own lines go (default: sys.stderr)
+    device: str = "sim"
+    json: str | None = None
 
 
 class _OnImport:
@@ -83,14 +90,18 @@ class _Run:
     figures: object = None
     counting: object = None
     messages: list = field(default_factory=list)
+    failed: dict | None = None   # kata.asgpu._report.failure of the script's error
 
     def on_torch(self) -> None:
         from kata import sim
         from kata.asgpu._gpu import install
         from kata.asgpu._loops import Passes, watch_loaders
 
-        install()
-        self.counting = sim.count_syncs()
+        if self.options.device == "cuda":
+            self.counting = sim.count_cuda_syncs()
+        else:
+            install()
+            self.counting = sim.count_syncs()
         self.syncs = self.counting.__enter__()
         self.passes = Passes()
         watch_loaders(self.passes, self.syncs.events, self.options.quick)
@@ -118,6 +129,12 @@ def run_script(path, args=(), options: Options | None = None) -> int:
     if not script.is_file():
         print(say(NOT_FOUND, path=path), file=stream)
         return 2
+    if options.device == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            print(say(NO_CUDA), file=stream)
+            return 2
     run = _Run(script, options)
     run.figures = Figures(Path(options.out or "kata-run"), script.stem)
     hooks = {"torch": run.on_torch}
@@ -151,10 +168,11 @@ def run_script(path, args=(), options: Options | None = None) -> int:
         status = 130
     except Exception as err:  # noqa: BLE001 - the script's error, whatever it is, explained
         from kata.asgpu._gpu import cuda_words
-        from kata.asgpu._report import explain
+        from kata.asgpu._report import explain, failure
 
         words = cuda_words if run.syncs is not None else (lambda text: text)
         print(explain(err, script, words), file=stream)
+        run.failed = failure(err, script, words)
         status = 1
     finally:
         sys.argv, sys.path[:] = saved_argv, saved_path
@@ -162,7 +180,24 @@ def run_script(path, args=(), options: Options | None = None) -> int:
         if standins in sys.meta_path:
             sys.meta_path.remove(standins)
     _finish(run, stream)
+    if options.json:
+        Path(options.json).write_text(json.dumps(verdict(run, status), indent=1), encoding="utf-8")
     return status
+
+
+def verdict(run: _Run, status: int) -> dict:
+    """What a run found, as data (``--json``): the device, the exit status, the line that failed and PyTorch's
+    message's first line (None where it did not fail on an error), how often the host waited for the GPU, and
+    the lines that waited more than once per pass over a DataLoader. ``kata doctor --full`` compares a GPU's with
+    the simulator's."""
+    from kata.asgpu._report import per_batch_lines
+
+    found = {"device": run.options.device, "status": status, **(run.failed or {"at": None, "error": None}),
+             "syncs": None, "per_batch": []}
+    if run.syncs is not None:
+        found.update(syncs=run.syncs.total,
+                     per_batch=per_batch_lines(run.syncs, run.passes, run.script.resolve().parent))
+    return found
 
 
 def _finish(run: _Run, stream) -> None:

@@ -5,9 +5,11 @@ accelerator, the packages the kata uses) and where each check will run and why,
 then runs the conformance table (``kata/conformance/table.toml``) on every
 accelerator present, each in a fresh process, and prints ``N/M behaviours as on
 CUDA``.  ``--full`` also runs the checks marked cuda (``pytest solutions -m cuda``)
-on each accelerator, the GPU rows of ``kata bench`` where there is CUDA, and
+on each accelerator, the GPU rows of ``kata bench`` where there is CUDA,
 compares the simulator's sync counts with ``torch.cuda.set_sync_debug_mode``'s,
-and writes one report, Markdown and JSON, into ``--out``.  Run on a machine with
+runs the corpus's tests (``tests/selftest/test_run.py -m corpus``: real scripts
+under ``kata run``) on the GPU and on the simulator, and writes one report,
+Markdown and JSON, into ``--out``.  Run on a machine with
 CUDA, the Markdown is ``docs/gpu-report.md``.
 
 Exit status: 0 when every behaviour holds (or is refused as the table marks it) on
@@ -30,7 +32,8 @@ from kata.harness.tracebacks import display
 from kata.i18n import N_, _, say
 from kata.project import locate
 
-__all__ = ["HELP", "add_parser", "checks_on", "cross_check", "run", "table_on"]
+__all__ = ["HELP", "add_parser", "checks_on", "corpus_on", "corpus_tests", "cross_check", "run", "same_verdicts",
+           "table_on"]
 
 HELP = N_("what this machine has, and the simulated accelerator held to CUDA here (--full: the GPU report)")
 _WHERE = {"cuda": N_("real CUDA"), "mps": N_("Apple MPS"), "sim": N_("the simulated accelerator")}
@@ -54,10 +57,10 @@ def add_parser(sub):
     return p
 
 
-def _child(command: list[str], timeout: float) -> tuple[int, str, float]:
+def _child(command: list[str], timeout: float, **more_env: str) -> tuple[int, str, float]:
     """Run a child process from the project's root: (exit status, its output, seconds)."""
     start = time.perf_counter()
-    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg"}
+    env = {**os.environ, "PYTHONUNBUFFERED": "1", "MPLBACKEND": "Agg", **more_env}
     try:
         proc = subprocess.run(command, capture_output=True, text=True, cwd=locate().root, env=env, timeout=timeout)
     except subprocess.TimeoutExpired as err:
@@ -83,23 +86,53 @@ def table_on(kind: str, folder: Path) -> dict:
 
 def checks_on(kind: str, folder: Path) -> dict:
     """``pytest solutions -m cuda --accelerator KIND``: how many passed, failed, were skipped."""
-    junit = folder / f"checks-{kind}.xml"
-    status, output, seconds = _child([sys.executable, "-m", "pytest", str(locate().solutions), "-m", "cuda",
-                                      "--accelerator", kind, "-p", "no:cacheprovider", "-q", "-rs",
-                                      f"--junitxml={junit}"], timeout=900)
+    return _pytest([str(locate().solutions), "-m", "cuda", "--accelerator", kind], folder / f"checks-{kind}.xml",
+                   timeout=900)
+
+
+def corpus_on(kind: str, folder: Path) -> dict:
+    """The corpus's self-tests (tests/selftest/test_run.py, marked corpus) with `kata run --device KIND`: real code
+    nobody here wrote, run as a learner runs it, and the verdicts its tests expect (the line that fails, PyTorch's
+    error, the lines that sync per batch)."""
+    return _pytest([str(corpus_tests()), "--slow", "-m", "corpus"], folder / f"corpus-{kind}.xml", timeout=1800,
+                   KATA_RUN_DEVICE=kind)
+
+
+def corpus_tests() -> Path:
+    return locate().root / "tests" / "selftest" / "test_run.py"
+
+
+def _pytest(args: list[str], junit: Path, timeout: float, **env: str) -> dict:
+    """pytest ARGS in a process of its own: how many passed, failed, were skipped, and each outcome and failure."""
+    status, output, seconds = _child([sys.executable, "-m", "pytest", *args, "-p", "no:cacheprovider", "-q", "-rs",
+                                      f"--junitxml={junit}"], timeout=timeout, **env)
     if not junit.is_file():
         return {"not_run": say("pytest exited {status}: {last}", status=status, last=_last_line(output)),
                 "seconds": seconds}
     root = ET.parse(junit).getroot()
     cases = list(root.iter("testcase"))
-    messages = {}   # each failure's message, as pytest gave it in the junit file
+    messages, outcomes = {}, {}   # each failure's message, as pytest gave it in the junit file; each test's outcome
     for c in cases:
+        name = f"{c.get('classname', '')}::{c.get('name', '')}"
         found = c.find("failure") if c.find("failure") is not None else c.find("error")
         if found is not None:
-            messages[f"{c.get('classname', '')}::{c.get('name', '')}"] = (found.get("message") or found.text or "")
+            messages[name] = (found.get("message") or found.text or "")
+        outcomes[name] = "failed" if found is not None else "skipped" if c.find("skipped") is not None else "passed"
     skipped = sum(c.find("skipped") is not None for c in cases)
     return {"passed": len(cases) - len(messages) - skipped, "failed": len(messages), "skipped": skipped,
-            "failures": list(messages), "messages": messages, "seconds": seconds, "exit": status}
+            "failures": list(messages), "messages": messages, "outcomes": outcomes, "seconds": seconds,
+            "exit": status}
+
+
+def same_verdicts(cuda: dict, simulated: dict) -> dict:
+    """The corpus's tests on the GPU and on the simulator: each outcome alike, and those that differ."""
+    differ = sorted(name for name in set(cuda.get("outcomes", {})) | set(simulated.get("outcomes", {}))
+                    if cuda.get("outcomes", {}).get(name) != simulated.get("outcomes", {}).get(name))
+    ran = sum(outcome != "skipped" for outcome in cuda.get("outcomes", {}).values())
+    return {"differ": differ, "summary": say("{same}/{total} of the corpus's tests give the same verdict on the GPU "
+                                             "as on the simulator ({ran} ran; the rest are not in this copy)",
+                                             same=len(cuda.get("outcomes", {})) - len(differ),
+                                             total=len(cuda.get("outcomes", {})), ran=ran)}
 
 
 def _bench(folder: Path) -> dict:
@@ -167,7 +200,7 @@ def run(args) -> int:
 
     start = time.perf_counter()
     m = machine.survey()
-    steps = machine.plan(m, locate().has_solutions)
+    steps = machine.plan(m, locate().has_solutions, corpus_tests().is_file())
     _print_machine(m, steps)
     rows = load()
     where = {step.name: step.where for step in steps}
@@ -210,6 +243,18 @@ def run(args) -> int:
             data["sync_cross_check"] = cross_check(rows, tables["cuda"], tables["sim"])
             print(say("Sync counts, the simulator against torch.cuda.set_sync_debug_mode: {summary}",
                       summary=data["sync_cross_check"]["summary"]))
+        data["corpus"] = {"not_run": _why(steps, "the corpus under kata run")}
+        if where["the corpus under kata run"]:
+            print(_("The corpus under kata run, on the GPU and on the simulator ..."), flush=True)
+            runs = {kind: corpus_on(kind, folder) for kind in where["the corpus under kata run"]}
+            data["corpus"] = {"runs": runs, **same_verdicts(runs["cuda"], runs["sim"])}
+            timings["the corpus under kata run"] = sum(r["seconds"] for r in runs.values())
+            failed |= bool(data["corpus"]["differ"]) or any("not_run" in r or r.get("failed") for r in runs.values())
+            print("  " + data["corpus"]["summary"])
+            for kind, result in runs.items():
+                for name, message in result.get("messages", {}).items():
+                    print(say("    failed on {where}: {name}", where=_(_WHERE[kind]), name=name))
+                    print("\n".join(f"      {line}" for line in message.splitlines()[:6]))
     timings["in all"] = time.perf_counter() - start
     data.update(not_run=not_run, timings=timings, seconds=timings["in all"])
     if args.full:

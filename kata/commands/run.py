@@ -28,6 +28,11 @@ def add_parser(sub):
                           "script gives (default: the kata's synthetic CelebA, drawn on first use)"))
     p.add_argument("--out", metavar="DIR", help=_("where figures are saved (default: kata-run)"))
     p.add_argument("--no-report", action="store_true", help=_("leave out the report of syncs at the end"))
+    p.add_argument("--device", choices=["sim", "cuda"], default="sim",
+                   help=_("sim (default): the simulated GPU; cuda: this machine's own GPU, with the same quick mode, "
+                          "data and report (its syncs as CUDA's sync debug mode counts them)"))
+    p.add_argument("--json", metavar="FILE", help=_("write the run's verdict as data: the exit status, the line that "
+                                                    "failed and its error, the syncs, the lines that sync per batch"))
     p.add_argument("path", metavar="PATH", help=_("the Python script, or a notebook (.ipynb): its code cells in order"))
     p.add_argument("args", nargs=argparse.REMAINDER, metavar="ARGS", help=_("the script's own arguments"))
     return p
@@ -37,4 +42,4 @@ def run(args) -> int:
     from kata.asgpu import Options, run_script
 
     return run_script(args.path, args.args, Options(quick=args.quick, celeba=args.celeba, out=args.out,
-                                                    report=not args.no_report))
+                                                    report=not args.no_report, device=args.device, json=args.json))

@@ -130,10 +130,11 @@ class Step:
     full: bool = False  # run by `kata doctor --full` only
 
 
-def plan(machine: Machine, has_solutions: bool) -> list[Step]:
+def plan(machine: Machine, has_solutions: bool, has_corpus: bool = False) -> list[Step]:
     """Where each check runs on this machine, and why: the cuda-marked checks and kata bench as a
     learner runs them, and the doctor's own steps (the table; with --full the cuda-marked checks
-    of solutions/, the GPU rows of kata bench and the sync cross-check)."""
+    of solutions/, the GPU rows of kata bench, the sync cross-check and, where this copy has the
+    corpus's tests, the corpus under kata run)."""
     accelerators = machine.accelerators
     first = accelerators[0] if accelerators else None
     checks_why = (say("on real CUDA ({gpu})", gpu=machine.cuda) if first == "cuda" else
@@ -151,7 +152,8 @@ def plan(machine: Machine, has_solutions: bool) -> list[Step]:
     if missing:
         why = say("pytest can't run the checks without {packages}", packages=", ".join(missing))
         return steps + [Step(name, [], why, full=True) for name in (N_("cuda-marked checks"),
-                                                                    N_("kata bench GPU rows"))] + [
+                                                                    N_("kata bench GPU rows"),
+                                                                    N_("the corpus under kata run"))] + [
             Step(N_("sync cross-check"), ["cuda"] if machine.cuda and machine.simulator else [],
                  _cross_check_why(machine), full=True)]
     steps.append(Step("cuda-marked checks", accelerators if has_solutions else [],
@@ -165,7 +167,22 @@ def plan(machine: Machine, has_solutions: bool) -> list[Step]:
                       else _("no solutions/ to time"), full=True))
     steps.append(Step("sync cross-check", ["cuda"] if machine.cuda and machine.simulator else [],
                       _cross_check_why(machine), full=True))
+    runs = machine.cuda and machine.simulator and has_corpus
+    steps.append(Step("the corpus under kata run", ["cuda", "sim"] if runs else [],
+                      _corpus_why(machine, has_corpus), full=True))
     return steps
+
+
+def _corpus_why(machine: Machine, has_corpus: bool) -> str:
+    if not has_corpus:
+        return _("this copy has no tests/selftest/test_run.py (a student release)")
+    if not machine.cuda:
+        return _("needs CUDA: it runs tests/corpus's code under kata run on the GPU and on the simulator, and "
+                 "compares their verdicts")
+    if not machine.simulator:
+        return say("the simulator can't run here ({why})", why=machine.simulator_why)
+    return _("tests/corpus's code under kata run on CUDA and on the simulator, each held to the verdicts its tests "
+             "expect")
 
 
 def _cross_check_why(machine: Machine) -> str:

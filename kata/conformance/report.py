@@ -3,7 +3,8 @@
 The Markdown of a run on a machine with CUDA is what the project commits as
 ``docs/gpu-report.md``: the date, the machine (GPU, torch, Python), the table on each
 accelerator, the cuda-marked checks, the GPU rows of ``kata bench``, the sync
-cross-check, what could not run and why, and how long each step took.
+cross-check, the corpus under ``kata run`` on both, what could not run and why, and how
+long each step took.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _timing(name: str) -> str:
             return say("table on {where}", where=_where(kind))
         if name == f"cuda-marked checks on {where}":
             return say("cuda-marked checks on {where}", where=_where(kind))
-    return _(name) if name in (N_("kata bench GPU rows"), N_("in all")) else name
+    return _(name) if name in (N_("kata bench GPU rows"), N_("the corpus under kata run"), N_("in all")) else name
 
 
 def _machine(m: dict) -> list[str]:
@@ -119,6 +120,11 @@ def markdown(report: dict) -> str:
                   else ["```", bench["table"], "```", "", *bench["ratios"]])
         lines += ["", _("## The sync counter against torch.cuda.set_sync_debug_mode"), "",
                   *_cross_check(report["sync_cross_check"])]
+        corpus = report.get("corpus", {"not_run": "-"})
+        lines += ["", _("## The corpus under `kata run`, on the GPU and on the simulator"), ""]
+        lines += ([say("Not run: {why}.", why=corpus["not_run"])] if "not_run" in corpus
+                  else [corpus["summary"], "", *_checks(corpus["runs"]),
+                        *[say("- differs: `{name}`", name=name) for name in corpus["differ"]]])
     lines += ["", _("## Not run here"), ""] + ([f"- {line}" for line in report["not_run"]] or [_("- nothing")])
     lines += ["", _("## Timings"), "", *[say("- {name}: {seconds:.1f} s", name=_timing(name), seconds=seconds)
                                          for name, seconds in report["timings"].items()]]

@@ -28,8 +28,8 @@ def a_machine(**changes):
 GPU = "NVIDIA H200 (compute capability 9.0, 140 GiB, 1 device)"
 
 
-def steps_of(m, has_solutions=True):
-    return {s.name: (s.where, s.why) for s in machine.plan(m, has_solutions)}
+def steps_of(m, has_solutions=True, has_corpus=True):
+    return {s.name: (s.where, s.why) for s in machine.plan(m, has_solutions, has_corpus)}
 
 
 def test_the_plan_says_where_each_check_runs_and_why():
@@ -42,8 +42,9 @@ def test_the_plan_says_where_each_check_runs_and_why():
     gpu = steps_of(a_machine(cuda=GPU))
     assert gpu["conformance table"] == (["cuda", "sim"], "on real CUDA and the simulated accelerator")
     assert gpu["cuda-marked checks"][0] == ["cuda", "sim"] and gpu["kata bench GPU rows"][0] == ["cuda"]
-    assert gpu["sync cross-check"][0] == ["cuda"]
+    assert gpu["sync cross-check"][0] == ["cuda"] and gpu["the corpus under kata run"][0] == ["cuda", "sim"]
     assert gpu["the checks marked cuda (pytest exercises, kata.check)"][1] == f"on real CUDA ({GPU})"
+    assert cpu_only["the corpus under kata run"][0] == [] and "needs CUDA" in cpu_only["the corpus under kata run"][1]
 
 
 def test_missing_packages_and_a_student_release_stop_only_the_steps_that_need_them():
@@ -54,8 +55,10 @@ def test_missing_packages_and_a_student_release_stop_only_the_steps_that_need_th
     steps = steps_of(without)
     assert steps["conformance table"][0] == ["cuda", "sim"]
     assert steps["cuda-marked checks"] == ([], "pytest can't run the checks without pytest-benchmark")
-    release = steps_of(a_machine(cuda=GPU), has_solutions=False)
+    release = steps_of(a_machine(cuda=GPU), has_solutions=False, has_corpus=False)
     assert release["cuda-marked checks"][0] == [] and "student release" in release["cuda-marked checks"][1]
+    assert release["the corpus under kata run"] == ([], "this copy has no tests/selftest/test_run.py (a student "
+                                                        "release)")
     none = steps_of(a_machine(simulator=False, simulator_why="the simulated accelerator supports torch 2.11 to "
                                                             "2.14; this is torch 2.15.0", cuda_why_not="a CPU build"))
     assert none["conformance table"] == ([], "no accelerator, and the simulated accelerator supports torch 2.11 to "
@@ -76,6 +79,21 @@ def test_the_cross_check_compares_the_sync_rows_counted_both_ways():
         {"id": "sync-print", "cuda": 7, "sim": 1, "agree": True},
         {"id": "sync-host-mask", "cuda": 0, "sim": 1, "agree": False}]
     assert checked["summary"].startswith("2/3 sync rows agree")
+
+
+def corpus(**outcomes):
+    return {"outcomes": {f"tests.selftest.test_run::{name}": o for name, o in outcomes.items()}, "seconds": 30.0,
+            "passed": sum(o == "passed" for o in outcomes.values()), "failed": sum(o == "failed" for o in
+                                                                                  outcomes.values()),
+            "skipped": sum(o == "skipped" for o in outcomes.values()), "failures": [], "messages": {}, "exit": 0}
+
+
+def test_the_corpus_is_compared_test_by_test_on_the_gpu_and_the_simulator():
+    sim = corpus(test_seed="passed", test_fixed="passed", test_book="skipped")
+    same = doctor.same_verdicts(corpus(test_seed="passed", test_fixed="passed", test_book="skipped"), sim)
+    assert same["differ"] == [] and same["summary"].startswith("3/3 of the corpus's tests give the same verdict")
+    other = doctor.same_verdicts(corpus(test_seed="failed", test_fixed="passed", test_book="skipped"), sim)
+    assert other["differ"] == ["tests.selftest.test_run::test_seed"] and other["summary"].startswith("2/3")
 
 
 def test_kata_doctor_says_what_the_machine_has_and_runs_the_table(capsys):
@@ -99,6 +117,7 @@ def test_kata_doctor_full_writes_one_report_with_the_gpu_torch_and_python(monkey
                                                                    "failures": [], "seconds": 20.0, "exit": 0})
     monkeypatch.setattr(doctor, "_bench", lambda folder: {"table": "device loop ...", "ratios": ["cuda: 2.00x"],
                                                           "rows": [], "seconds": 60.0})
+    monkeypatch.setattr(doctor, "corpus_on", lambda kind, folder: corpus(test_seed="passed"))
     assert commands.main(["doctor", "--full", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert "Sync counts, the simulator against torch.cuda.set_sync_debug_mode: " in out
@@ -110,7 +129,9 @@ def test_kata_doctor_full_writes_one_report_with_the_gpu_torch_and_python(monkey
     for line in ("- Python 3.12.3 on Linux x86_64", "- torch 2.11.0+cu128 (built for CUDA 12.8)",
                  f"- CUDA: {GPU}, NVIDIA driver 580.65", "## The checks marked cuda (`pytest solutions -m cuda`)",
                  "- real CUDA: 18 passed, 0 failed, 0 skipped (20 s)", "device loop ...",
-                 "| `sync-item` | 1 | 1 | yes |", "## Not run here", "- nothing"):
+                 "| `sync-item` | 1 | 1 | yes |", "## The corpus under `kata run`, on the GPU and on the simulator",
+                 "1/1 of the corpus's tests give the same verdict on the GPU as on the simulator", "## Not run here",
+                 "- nothing"):
         assert line in text, line
 
 
@@ -132,6 +153,7 @@ def test_a_failing_check_is_reported_with_its_message(monkeypatch, tmp_path, cap
     monkeypatch.setattr(doctor, "table_on", lambda kind, folder: table({}))
     monkeypatch.setattr(doctor, "checks_on", lambda kind, folder: found)
     monkeypatch.setattr(doctor, "_bench", lambda folder: {"not_run": "not here", "seconds": 0.0})
+    monkeypatch.setattr(doctor, "corpus_on", lambda kind, folder: corpus(test_seed="passed"))
     assert commands.main(["doctor", "--full", "--out", str(tmp_path / "report")]) == 1
     assert f"    failed: tests.test_sync::test_syncs\n      {message}\n        it synchronised 7 times" in (
         capsys.readouterr().out)
@@ -149,6 +171,13 @@ def test_a_row_that_differs_on_cuda_fails_the_doctor_and_is_reported(monkeypatch
     out = capsys.readouterr().out
     assert ("    differs: mix-cat: gave 1\n      (CUDA: RuntimeError: Expected all tensors to be on the same "
             "device") in out
+
+
+@pytest.mark.slow
+def test_the_corpus_runs_on_the_simulator_as_kata_doctor_full_runs_it(tmp_path):
+    found = doctor.corpus_on("sim", tmp_path)
+    assert found["passed"] >= 4 and found["failed"] == 0, found
+    assert doctor.same_verdicts(found, found)["differ"] == []
 
 
 @pytest.mark.slow

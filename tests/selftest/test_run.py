@@ -244,12 +244,33 @@ def test_the_command_passes_the_scripts_own_arguments_on():
     assert (args.quick, args.path, args.args) == (2, "train.py", ["--epochs", "3", "--quick", "9"])
 
 
-def _kata_run(*args, cwd, timeout=600):
+# Where the corpus runs: the simulated GPU, or (KATA_RUN_DEVICE=cuda, as `kata doctor --full` asks on a machine with
+# one) the machine's own, where the same verdicts must hold.
+DEVICE = os.environ.get("KATA_RUN_DEVICE", "sim")
+
+
+def _kata_run(*args, cwd, timeout=600, verdict=None):
+    """`kata run ARGS` in a process of its own, on DEVICE; with ``verdict`` (a path), its verdict written there."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
            "KATA_LANG": "en"}
     env.pop("PYTEST_ADDOPTS", None)
-    return subprocess.run([sys.executable, "-m", "kata", "run", *map(str, args)], cwd=cwd, env=env,
+    more = ["--device", DEVICE, *(["--json", verdict] if verdict else [])]
+    return subprocess.run([sys.executable, "-m", "kata", "run", *more, *map(str, args)], cwd=cwd, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+def _verdict(path: Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA: --device cuda runs there")
+def test_device_cuda_without_a_gpu_says_so(tmp_path, capsys):
+    from kata.asgpu import Options, run_script
+    from kata.asgpu._runner import NO_CUDA
+
+    (tmp_path / "s.py").write_text("import torch\n")
+    assert run_script(tmp_path / "s.py", options=Options(device="cuda", stream=sys.stdout)) == 2
+    assert capsys.readouterr().out.strip() == _(NO_CUDA)
 
 
 def test_a_script_without_torch_never_imports_it(tmp_path):
@@ -270,55 +291,64 @@ def celeba(tmp_path_factory):
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_the_seeds_script_crashes_as_on_a_gpu_with_the_lesson(tmp_path, celeba):
-    proc = _kata_run("--quick", "2", "--celeba", celeba, "--out", tmp_path / "figures", SEED, cwd=tmp_path)
-    out = proc.stderr
-    assert proc.returncode == 1, out
+    proc = _kata_run("--quick", "2", "--celeba", celeba, "--out", tmp_path / "figures", SEED, cwd=tmp_path,
+                     verdict=tmp_path / "verdict.json")
+    out, found = proc.stderr, _verdict(tmp_path / "verdict.json")
+    assert proc.returncode == found["status"] == 1, out
+    assert found["at"] == "seed_note.py:164" and found["error"].startswith(NUMPY_ON_CUDA[:60]), found
     assert NUMPY_ON_CUDA in out and "simgpu" not in out
     assert "kata run: the script failed at seed_note.py:164: ax2.plot(x_arr, accuracy_hist_train" in out
     assert _(lessons.NUMPY_LESSONS["device"]) in out
     assert (tmp_path / "figures" / "seed_note-figure1.png").is_file(), "the live plot's figure is saved"
-    # The sync report names the per-batch .item() lines, per pass over their loader.
-    assert re.search(r"seed_note\.py:128  `\.item\(\)` 2 times, in the one pass over the DataLoader at "
-                     r"seed_note\.py:120", out), out
-    assert "seed_note.py:146  `.item()`" in out
+    # The sync report names the per-batch .item() lines (training's, validation's), per pass over their loader.
+    assert {"seed_note.py:128", "seed_note.py:146"} <= set(found["per_batch"]), found
+    if DEVICE == "sim":   # the simulator names each sync's kind (CUDA's debug mode says "a sync")
+        assert re.search(r"seed_note\.py:128  `\.item\(\)` 2 times, in the one pass over the DataLoader at "
+                         r"seed_note\.py:120", out), out
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_the_seeds_script_fixed_runs_to_the_end(tmp_path, celeba):
     fixed = tmp_path / "seed_note.py"
     text = SEED.read_text(encoding="utf-8")
     assert text.count("accuracy_tmp += is_correct.sum()\n") == 2
     text = text.replace("accuracy_tmp += is_correct.sum()\n", "accuracy_tmp += is_correct.sum().item()\n")
     fixed.write_text(text.replace("num_epochs = 30", "num_epochs = 2"), encoding="utf-8")
-    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", fixed, cwd=tmp_path)
-    assert proc.returncode == 0, proc.stderr
+    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", fixed, cwd=tmp_path,
+                     verdict=tmp_path / "verdict.json")
+    found = _verdict(tmp_path / "verdict.json")
+    assert proc.returncode == found["status"] == 0 and found["error"] is None, proc.stderr
     assert proc.stdout.count("에포크") == 2 and "per pass over the DataLoader" in proc.stderr
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_a_cpu_batch_into_a_gpu_model_says_so(tmp_path):
     script = tmp_path / "mixed.py"
     script.write_text("import torch\nfrom torch import nn\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n"
                       "model = nn.Linear(4, 1).to(device)\nx_batch = torch.randn(8, 4)\nx_batch.to(device)\n"
                       "pred = model(x_batch)\n")
-    proc = _kata_run(script, cwd=tmp_path)
-    assert proc.returncode == 1
-    assert "cuda:0 and cpu!" in proc.stderr and "mixed.py:7: pred = model(x_batch)" in proc.stderr
+    proc = _kata_run(script, cwd=tmp_path, verdict=tmp_path / "verdict.json")
+    found = _verdict(tmp_path / "verdict.json")
+    assert proc.returncode == found["status"] == 1 and found["at"] == "mixed.py:7", found
+    assert "Expected all tensors to be on the same device" in found["error"] and "cuda:0" in found["error"], found
+    assert "mixed.py:7: pred = model(x_batch)" in proc.stderr
     assert _(lessons.BATCH_NOT_MOVED) in proc.stderr and "simgpu" not in proc.stderr
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @in_corpus("ch14_part2.py")
-def test_the_books_chapter_14_runs_as_on_a_gpu(tmp_path, celeba):
+def test_the_books_chapter_14_runs_as_on_a_gpu(tmp_path, celeba, monkeypatch):
     (tmp_path / "ch14" / "models").mkdir(parents=True)
     (tmp_path / "python_environment_check.py").write_text("def check_packages(d):\n    pass\n")
-    env_path = os.pathsep.join([str(tmp_path), str(ROOT)])
-    proc = subprocess.run([sys.executable, "-m", "kata", "run", "--quick", "1", "--celeba", str(celeba), "--out",
-                           str(tmp_path / "figures"), str(CORPUS / "ch14_part2.py")], cwd=tmp_path / "ch14",
-                          env={**os.environ, "PYTHONPATH": env_path, "KATA_LANG": "en"}, capture_output=True,
-                          text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))   # its python_environment_check, ahead of the kata
+    proc = _kata_run("--quick", "1", "--celeba", celeba, "--out", tmp_path / "figures", CORPUS / "ch14_part2.py",
+                     cwd=tmp_path / "ch14", timeout=900, verdict=tmp_path / "verdict.json")
+    assert proc.returncode == _verdict(tmp_path / "verdict.json")["status"] == 0, proc.stderr
     assert "Test accuracy" in proc.stdout and "loss.item()*y_batch.size(0)" in proc.stderr
 
 
@@ -339,6 +369,7 @@ def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 def test_the_seeds_code_as_a_notebook_names_the_cell_and_line(tmp_path, celeba):
     text = SEED.read_text(encoding="utf-8")
     first, rest = text.split("\n\n\n", 1)  # the imports, then the rest of the script
@@ -352,6 +383,7 @@ def test_the_seeds_code_as_a_notebook_names_the_cell_and_line(tmp_path, celeba):
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @in_corpus("ch14_part2.ipynb")
 def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
     (tmp_path / "ch14" / "models").mkdir(parents=True)
@@ -360,7 +392,7 @@ def test_the_books_chapter_14_notebook_runs_as_on_a_gpu(tmp_path, celeba):
                      cwd=tmp_path / "ch14")
     assert proc.returncode == 0, proc.stderr
     assert "Test accuracy" in proc.stdout
-    assert re.search(r"ch14_part2\.ipynb\[cell \d+\]:\d+  `\.item\(\)` \d+ times", proc.stderr), proc.stderr
+    assert re.search(r"ch14_part2\.ipynb\[cell \d+\]:\d+  (`\.item\(\)`|a sync) \d+ times", proc.stderr), proc.stderr
 
 
 @pytest.mark.slow
@@ -397,6 +429,7 @@ def _fake_mnist(root: Path, n_train=256, n_test=128) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.corpus
 @in_corpus("mnist_main.py")
 def test_pytorch_examples_mnist_runs_with_its_own_arguments(tmp_path):
     _fake_mnist(tmp_path / "data")
@@ -405,7 +438,7 @@ def test_pytorch_examples_mnist_runs_with_its_own_arguments(tmp_path):
                      cwd=tmp_path / "mnist")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.count("Test set: Average loss") == 2
-    assert re.search(r"mnist_main\.py:\d+  `\.item\(\)` 4 times, 2 per pass over the DataLoader", proc.stderr)
+    assert re.search(r"mnist_main\.py:\d+  (`\.item\(\)`|a sync) 4 times, 2 per pass over the DataLoader", proc.stderr)
 
 
 CPU_ONLY = """\
