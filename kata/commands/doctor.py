@@ -90,12 +90,12 @@ def checks_on(kind: str, folder: Path) -> dict:
                    timeout=900)
 
 
-def corpus_on(kind: str, folder: Path) -> dict:
-    """The corpus's self-tests (tests/selftest/test_run.py, marked corpus) with `kata run --device KIND`: real code
-    nobody here wrote, run as a learner runs it, and the verdicts its tests expect (the line that fails, PyTorch's
-    error, the lines that sync per batch)."""
-    return _pytest([str(corpus_tests()), "--slow", "-m", "corpus"], folder / f"corpus-{kind}.xml", timeout=1800,
-                   KATA_RUN_DEVICE=kind)
+def corpus_on(kind: str, folder: Path, only: str | None = None) -> dict:
+    """The corpus's self-tests (tests/selftest/test_run.py, marked corpus; ``only``: those ``-k`` selects) with `kata
+    run --device KIND`: real code nobody here wrote, run as a learner runs it, and the verdicts its tests expect (the
+    line that fails, PyTorch's error, the lines that sync per batch)."""
+    return _pytest([str(corpus_tests()), "--slow", "-m", "corpus", *(["-k", only] if only else [])],
+                   folder / f"corpus-{kind}.xml", timeout=1800, KATA_RUN_DEVICE=kind)
 
 
 def corpus_tests() -> Path:
