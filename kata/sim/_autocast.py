@@ -114,13 +114,9 @@ def _kernel(name: str, policy: str):
             raise RuntimeError(BCE_BANNED)
         lower = torch.get_autocast_dtype(NAME)
         with autocast_off():
-            if policy == "lower_precision_fp":
-                return op(*(_cast(x, lower) for x in args), **{k: _cast(v, lower) for k, v in kwargs.items()})
-            if policy == "fp32":
-                return op(*(_cast(x, torch.float32) for x in args),
-                          **{k: _cast(v, torch.float32) for k, v in kwargs.items()})
-            if policy == "promote":
-                to = _widest([*args, *kwargs.values()], lower)
+            if policy in ("lower_precision_fp", "fp32", "promote"):   # each eligible argument cast to one dtype
+                to = {"lower_precision_fp": lower, "fp32": torch.float32}.get(policy) or _widest(
+                    [*args, *kwargs.values()], lower)
                 return op(*(_cast(x, to) for x in args), **{k: _cast(v, to) for k, v in kwargs.items()})
             first = _eligible(args[0]) if args else False
             if policy == "fp32_append_dtype":
