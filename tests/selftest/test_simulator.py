@@ -675,11 +675,11 @@ def test_the_device_autocasts_the_ops_this_torchs_cuda_autocast_casts():
     assert {name for name in ours if taken(name)} == cudas   # and the device leaves the others alone, as CUDA does
 
 
-def _outcome(call, device, tensors):
-    """What ``call`` gives on ``device``'s ``tensors``: its dtype (as str), or that it raised; autocast's own refusal
-    by its words (fake tensors run meta kernels, whose words for a wrong dtype are not always the real kernels')."""
+def _outcome(call, tensors):
+    """What ``call`` gives on ``tensors``: its dtype (as str), or that it raised; autocast's own refusal by its words
+    (fake tensors run meta kernels, whose words for a wrong dtype are not always the real kernels')."""
     try:
-        return str(call(device, *tensors).dtype)
+        return str(call(*tensors).dtype)
     except (RuntimeError, TypeError, ValueError) as err:
         return f"refused: {str(err).splitlines()[0]}" if "autocast" in str(err) else "raised"
 
@@ -689,44 +689,43 @@ def _as_cuda_does(call, inputs, dtype):
     torch built for CUDA (the kernels are in every build; a fake tensor is made on cuda, never moved there)."""
     from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 
-    cuda = torch.device("cuda")
     with FakeTensorMode(allow_non_fake_inputs=True) as mode:
         torch.set_autocast_enabled("cuda", True)
         torch.set_autocast_dtype("cuda", dtype)
         try:
-            return _outcome(call, cuda, [FakeTensor(mode, t.to("meta"), cuda) for t in inputs])
+            return _outcome(call, [FakeTensor(mode, t.to("meta"), torch.device("cuda")) for t in inputs])
         finally:
             torch.set_autocast_enabled("cuda", False)
             torch.set_autocast_dtype("cuda", torch.float16)
 
 
-AUTOCAST_CALLS = {   # (the call on a device, how many tensors it takes), one or more of each policy, and a few others
-    "linear": (lambda d, x, w: F.linear(x.reshape(1, 4), w.reshape(1, 4)), 2),
-    "conv2d": (lambda d, x: F.conv2d(x.reshape(1, 1, 2, 2), x.reshape(1, 1, 2, 2)), 1),
-    "matmul": (lambda d, x, y: x.reshape(2, 2) @ y.reshape(2, 2), 2),
-    "softmax": (lambda d, x: torch.softmax(x, 0), 1),
-    "log_softmax, float16 asked": (lambda d, x: torch.log_softmax(x, 0, dtype=torch.float16), 1),
-    "sum": (lambda d, x: x.sum(), 1),
-    "cumsum": (lambda d, x: x.cumsum(0), 1),
-    "norm": (lambda d, x: x.norm(), 1),
-    "exp": (lambda d, x: x.exp(), 1),
-    "pow": (lambda d, x, y: x ** y, 2),
-    "mse_loss": (lambda d, x, y: F.mse_loss(x, y), 2),
-    "layer_norm": (lambda d, x: F.layer_norm(x, (4,)), 1),
-    "binary_cross_entropy": (lambda d, x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid()), 2),
-    "binary_cross_entropy_with_logits": (lambda d, x, y: F.binary_cross_entropy_with_logits(x, y), 2),
-    "addcmul": (lambda d, x, y, z: torch.addcmul(x, y, z), 3),
-    "atan2": (lambda d, x, y: torch.atan2(x, y), 2),
-    "cat": (lambda d, x, y: torch.cat([x, y]), 2),
-    "add": (lambda d, x, y: x + y, 2),
-    "relu": (lambda d, x: torch.relu(x), 1),
-    "bmm": (lambda d, x, y: torch.bmm(x.reshape(1, 2, 2), y.reshape(1, 2, 2)), 2),
-    "prod, dim": (lambda d, x: x.prod(0), 1),
-    "cdist": (lambda d, x, y: torch.cdist(x.reshape(2, 2), y.reshape(2, 2)), 2),
-    "dot": (lambda d, x, y: torch.dot(x, y), 2),
+AUTOCAST_CALLS = {   # (the call, how many tensors it takes), one or more of each policy, and a few others
+    "linear": (lambda x, w: F.linear(x.reshape(1, 4), w.reshape(1, 4)), 2),
+    "conv2d": (lambda x: F.conv2d(x.reshape(1, 1, 2, 2), x.reshape(1, 1, 2, 2)), 1),
+    "matmul": (lambda x, y: x.reshape(2, 2) @ y.reshape(2, 2), 2),
+    "softmax": (lambda x: torch.softmax(x, 0), 1),
+    "log_softmax, float16 asked": (lambda x: torch.log_softmax(x, 0, dtype=torch.float16), 1),
+    "sum": (lambda x: x.sum(), 1),
+    "cumsum": (lambda x: x.cumsum(0), 1),
+    "norm": (lambda x: x.norm(), 1),
+    "exp": (lambda x: x.exp(), 1),
+    "pow": (lambda x, y: x ** y, 2),
+    "mse_loss": (lambda x, y: F.mse_loss(x, y), 2),
+    "layer_norm": (lambda x: F.layer_norm(x, (4,)), 1),
+    "binary_cross_entropy": (lambda x, y: F.binary_cross_entropy(x.sigmoid(), y.sigmoid()), 2),
+    "binary_cross_entropy_with_logits": (lambda x, y: F.binary_cross_entropy_with_logits(x, y), 2),
+    "addcmul": (lambda x, y, z: torch.addcmul(x, y, z), 3),
+    "atan2": (lambda x, y: torch.atan2(x, y), 2),
+    "cat": (lambda x, y: torch.cat([x, y]), 2),
+    "add": (lambda x, y: x + y, 2),
+    "relu": (lambda x: torch.relu(x), 1),
+    "bmm": (lambda x, y: torch.bmm(x.reshape(1, 2, 2), y.reshape(1, 2, 2)), 2),
+    "prod, dim": (lambda x: x.prod(0), 1),
+    "cdist": (lambda x, y: torch.cdist(x.reshape(2, 2), y.reshape(2, 2)), 2),
+    "dot": (lambda x, y: torch.dot(x, y), 2),
 }
 # Each op of one tensor that CUDA autocasts to float32, called as torch.NAME(x).
-AUTOCAST_CALLS.update({name: (lambda d, x, name=name: getattr(torch, name)(x), 1) for name in (
+AUTOCAST_CALLS.update({name: (lambda x, name=name: getattr(torch, name)(x), 1) for name in (
     "acos", "asin", "cosh", "erfinv", "expm1", "log", "log10", "log2", "log1p", "reciprocal", "rsqrt", "sinh", "tan")})
 # The dtypes drawn: those autocast casts between (a float64 or integer input is not eligible, and its mix with a
 # cast one fails in a real kernel where a fake tensor's meta kernel may let it pass: the examples hold those alone).
@@ -752,11 +751,11 @@ def test_autocast_on_the_device_gives_the_dtypes_cudas_autocast_gives(dev, name,
     generator = torch.Generator().manual_seed(seed)
     inputs = [(torch.rand(4, generator=generator) * 4 - 2).to(dtype) for dtype in dtypes[:n]]
     want = _as_cuda_does(call, inputs, region)
-    on_dev, cpu = [t.to(dev) for t in inputs], torch.device("cpu")
+    on_dev = [t.to(dev) for t in inputs]
     with torch.autocast(sim.NAME, dtype=region):
-        assert _outcome(call, dev, on_dev) == want, (name, region, dtypes[:n])
-        plain_cpu = _outcome(call, cpu, inputs)
-    assert plain_cpu == _outcome(call, cpu, inputs) == _outcome(call, dev, on_dev)
+        assert _outcome(call, on_dev) == want, (name, region, dtypes[:n])
+        plain_cpu = _outcome(call, inputs)
+    assert plain_cpu == _outcome(call, inputs) == _outcome(call, on_dev)
 
 
 # --- recurrent layers: the fused cells a device runs (kata/sim/_cells.py) ----------------------------------------
