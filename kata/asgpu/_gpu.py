@@ -246,6 +246,27 @@ def _cuda_type(wanted) -> str | None:
     return "torch." + name[len("torch.cuda."):] if name.startswith("torch.cuda.") else None
 
 
+class _DataParallel(torch.nn.DataParallel):
+    """``nn.DataParallel`` on the one simulated GPU: the module runs there, its inputs moved as ``.to('cuda')`` moves
+    them (DataParallel's own scatter asks CUDA's driver, which a CPU build of torch does not even have)."""
+
+    def scatter(self, inputs, kwargs, device_ids):
+        return (_to_gpu(tuple(inputs)),), (_to_gpu(dict(kwargs or {})),)
+
+
+def _to_gpu(obj):
+    """``obj`` with each tensor in it (in tuples, named ones too, lists and dicts) on the simulated GPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.to(_SIM)
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(_to_gpu(item) for item in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_gpu(item) for item in obj)
+    if isinstance(obj, dict):
+        return {key: _to_gpu(value) for key, value in obj.items()}
+    return obj
+
+
 def _profiler(original):
     """``torch.profiler.profile``: the CPU's activity; ProfilerActivity.CUDA (a GPU's kernels) stops with the line."""
     class profile(original):
@@ -328,6 +349,8 @@ def install() -> torch.device:
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
     _patch(torch.profiler, "profile", _profiler(torch.profiler.profile))
+    _patch(torch.nn, "DataParallel", _DataParallel)
+    _patch(torch.nn.parallel, "DataParallel", _DataParallel)
     _patch(torch, "autocast", _Autocast)
     _patch(torch.amp, "autocast", _Autocast)
     _patch(torch.cuda.amp, "autocast", _CudaAutocast)

@@ -102,6 +102,7 @@ def test_older_scripts_idioms_run_as_on_one_gpu(gpu):
     with torch.cuda.device(0):
         model = nn.DataParallel(nn.Linear(3, 1)).cuda()
         assert str(model(torch.ones(4, 3, device="cuda")).device) == "cuda:0"
+        assert str(model(input=torch.ones(4, 3)).device) == "cuda:0"   # a CPU batch goes to the GPU, as scatter does
     props = torch.cuda.get_device_properties(0)
     assert "Simulated" in props.name and props.total_memory > 2**20 and props.multi_processor_count >= 1
     from kata.asgpu import NotSimulated
