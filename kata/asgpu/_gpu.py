@@ -267,6 +267,24 @@ def _to_gpu(obj):
     return obj
 
 
+class _Generator(torch.Generator):
+    """``torch.Generator(device='cuda')``: a generator of the host's, which is the one the simulated GPU draws from
+    (a CUDA generator would ask CUDA's driver); it says it is on ``cuda``."""
+
+    def __new__(cls, device="cpu"):
+        gpu = is_cuda(device)
+        self = super().__new__(cls, "cpu" if gpu else device)
+        self._on_gpu = gpu
+        return self
+
+    def __init__(self, device="cpu"):
+        pass
+
+    @property
+    def device(self):
+        return CUDA if self._on_gpu else super().device
+
+
 def _profiler(original):
     """``torch.profiler.profile``: the CPU's activity; ProfilerActivity.CUDA (a GPU's kernels) stops with the line."""
     class profile(original):
@@ -349,6 +367,7 @@ def install() -> torch.device:
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
     _patch(torch.profiler, "profile", _profiler(torch.profiler.profile))
+    _patch(torch, "Generator", _Generator)
     _patch(torch.nn, "DataParallel", _DataParallel)
     _patch(torch.nn.parallel, "DataParallel", _DataParallel)
     _patch(torch, "autocast", _Autocast)

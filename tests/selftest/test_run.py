@@ -91,8 +91,9 @@ def test_the_script_sees_one_cuda_gpu(gpu, tmp_path):
 
 
 def test_older_scripts_idioms_run_as_on_one_gpu(gpu):
-    """What older tutorials write: the legacy tensor types, torch.cuda.device(0), nn.DataParallel on one GPU, the
-    device's properties (its name, and the host's memory and cores, which are the simulated GPU's)."""
+    """What older tutorials write: the legacy tensor types, torch.cuda.device(0), nn.DataParallel on one GPU, a
+    generator on the GPU, the device's properties (its name, and the host's memory and cores, which are the
+    simulated GPU's)."""
     Tensor = torch.cuda.FloatTensor
     ones = Tensor(2, 1).fill_(1.0)
     assert str(ones.device) == "cuda:0" and isinstance(ones, torch.cuda.FloatTensor)
@@ -103,6 +104,10 @@ def test_older_scripts_idioms_run_as_on_one_gpu(gpu):
         model = nn.DataParallel(nn.Linear(3, 1)).cuda()
         assert str(model(torch.ones(4, 3, device="cuda")).device) == "cuda:0"
         assert str(model(input=torch.ones(4, 3)).device) == "cuda:0"   # a CPU batch goes to the GPU, as scatter does
+    first = torch.randn(3, generator=torch.Generator(device="cuda").manual_seed(0), device="cuda")
+    again = torch.Generator("cuda").manual_seed(0)
+    assert str(first.device) == "cuda:0" and str(again.device) == "cuda:0" and isinstance(again, torch.Generator)
+    assert torch.equal(torch.randn(3, generator=again, device="cuda").cpu(), first.cpu())
     props = torch.cuda.get_device_properties(0)
     assert "Simulated" in props.name and props.total_memory > 2**20 and props.multi_processor_count >= 1
     from kata.asgpu import NotSimulated
@@ -187,12 +192,12 @@ def test_the_cuda_machine_is_put_back():
     from kata.asgpu import _gpu
 
     before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
-              torch.cuda.FloatTensor)
+              torch.cuda.FloatTensor, torch.Generator)
     _gpu.install()
     assert torch.cuda.is_available()
     _gpu.uninstall()
     assert (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
-            torch.cuda.FloatTensor) == before
+            torch.cuda.FloatTensor, torch.Generator) == before
     assert torch._C._is_torch_function_mode_enabled() is False
 
 
