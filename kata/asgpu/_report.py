@@ -79,17 +79,20 @@ def tally(syncs, passes) -> tuple[Counter, dict]:
     return lines, loops
 
 
+def _per_pass(counts: Counter, passes) -> tuple[str, float, int]:
+    """Of a line's counts by loop: the loop that holds most of them, how many per pass over it, and its passes."""
+    label, inside = counts.most_common(1)[0]
+    runs = len(passes.spans.get(label, ())) or 1
+    return label, inside / runs, runs
+
+
 def per_batch_lines(syncs, passes, folder: Path) -> list[str]:
     """The lines ('train.py:61') that wait for the GPU more than once per pass over a DataLoader, whatever kind of
     sync each is (the simulator names kinds; CUDA's debug mode says 'a sync'): what a GPU's run and the
     simulator's must agree on."""
-    lines, loops = tally(syncs, passes)
-    found = set()
-    for key, counts in loops.items():
-        label, inside = counts.most_common(1)[0]
-        if inside / (len(passes.spans.get(label, ())) or 1) > 1:
-            found.add(_short(key[1], folder)[0])
-    return sorted(found)
+    _lines, loops = tally(syncs, passes)
+    return sorted({_short(where, folder)[0] for (_sync, where), counts in loops.items()
+                   if _per_pass(counts, passes)[1] > 1})
 
 
 def sync_report(syncs, passes, folder: Path) -> str:
@@ -103,11 +106,8 @@ def sync_report(syncs, passes, folder: Path) -> str:
     per_batch = False
     for (kind, where), count in lines.most_common(_SHOWN):
         name, source = _short(where, folder)
-        loop = loops.get((kind, where), Counter()).most_common(1)
-        if loop:
-            label, inside = loop[0]
-            runs = len(passes.spans.get(label, ())) or 1
-            per = inside / runs
+        if (kind, where) in loops:
+            label, per, runs = _per_pass(loops[(kind, where)], passes)
             per_batch = per_batch or per > 1
             per_pass = format(per, "g")
             out.append(say(LINE_PER_PASS if runs > 1 else LINE_ONE_PASS, where=name, kind=_kind(kind), count=count,
@@ -123,9 +123,14 @@ def sync_report(syncs, passes, folder: Path) -> str:
 def failure(exc: BaseException, script: Path, words) -> dict:
     """What failed, as data: {"at": the script's line ('train.py:164', None where no frame of it is in the
     traceback), "error": PyTorch's message's first line, in ``words``}."""
-    frames = _user_frames(exc, script.resolve().parent)
-    at = _short(f"{frames[-1].filename}:{frames[-1].lineno}", script.resolve().parent)[0] if frames else None
-    return {"at": at, "error": words(f"{type(exc).__name__}: {exc}").splitlines()[0]}
+    folder = script.resolve().parent
+    return {"at": _failed_at(_user_frames(exc, folder), folder),
+            "error": words(f"{type(exc).__name__}: {exc}").splitlines()[0]}
+
+
+def _failed_at(frames: list, folder: Path) -> str | None:
+    """'train.py:164', the script's innermost line in the traceback ``frames``, or None."""
+    return _short(f"{frames[-1].filename}:{frames[-1].lineno}", folder)[0] if frames else None
 
 
 def _user_frames(exc: BaseException, folder: Path) -> list:
@@ -178,17 +183,14 @@ def explain(exc: BaseException, script: Path, words) -> str:
     if isinstance(exc, NotSimulated):  # one line says what, and the script's line where
         out.append(f"kata run: {exc}")
         if frames:
-            name, _source = _short(f"{frames[-1].filename}:{frames[-1].lineno}", folder)
-            out.append(say(FAILED_AT, where=name, source=(frames[-1].line or "").strip()))
+            out.append(say(FAILED_AT, where=_failed_at(frames, folder), source=(frames[-1].line or "").strip()))
         return "\n".join(out)
     if frames:
         out.append(_(TRACEBACK))
         out.extend(line.rstrip("\n") for line in traceback.format_list(frames))
     out.append(message)
-    last = frames[-1] if frames else None
-    if last is not None:
-        name, _source = _short(f"{last.filename}:{last.lineno}", folder)
-        out.append(say(FAILED_AT, where=name, source=(last.line or "").strip()))
+    if frames:
+        out.append(say(FAILED_AT, where=_failed_at(frames, folder), source=(frames[-1].line or "").strip()))
     else:
         out.append(say(FAILED, script=script.name))
     lesson = lesson_for(exc, folder)

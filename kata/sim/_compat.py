@@ -51,10 +51,8 @@ __all__ = ["ADDCMUL_SCALAR_ERRORS", "CONV_BIAS_ERROR", "CONV_ERROR", "CONV_MKLDN
            "DEVICE_CHECK_ERROR", "DISABLED_TORCH_FUNCTION", "INDEX_DEVICE_ERROR", "INTERNALS", "KERNEL_DEVICE_ERROR",
            "MASK_DEVICE_ERROR", "MIXING_ERROR", "NUMPY_ERROR", "PIN_ERROR", "TOO_MANY_SCALARS_ERROR",
            "TORCH_VERSIONS", "UNTESTED_ENV", "VERIFIED", "argument_at", "autocast_off", "backend_name", "conv_backend",
-           "cuda_autocasts",
-           "is_late_backend_error",
-           "make_wrapper_subclass", "missing_internals", "set_metadata", "setup_python_backend",
-           "tensor_inputs", "tensor_repr", "version_support", "written_arguments"]
+           "cuda_autocasts", "is_late_backend_error", "make_wrapper_subclass", "missing_internals", "set_metadata",
+           "setup_python_backend", "tensor_inputs", "tensor_repr", "version_support", "written_arguments"]
 
 # major.minor: (status, what was checked and how the version differs). "verified": the
 # self-tests pass on it; any other version is refused unless KATA_SIM_UNTESTED=1.

@@ -220,6 +220,10 @@ def _dropout(x, p, train):
     return x * noise, noise != 0
 
 
+# Kernels computed here: dropout as the CPU's F.dropout draws it, and the fused RNN cells the CPU lacks.
+_OWN = {_NATIVE_DROPOUT: _dropout, **CELLS}
+
+
 def run(func, args, kwargs):
     """Run `func` on the CPU tensors behind any SimTensor arguments, and wrap results."""
     if func in ASKED:
@@ -288,12 +292,8 @@ def run(func, args, kwargs):
         dst.copy_(src, *cpu_args[2:3])
         return args[1]
 
-    if func is _NATIVE_DROPOUT:
-        out = _dropout(*cpu_args, **cpu_kwargs)
-    elif func in CELLS:   # kernels the CPU lacks (kata/sim/_cells.py)
-        out = CELLS[func](*cpu_args, **cpu_kwargs)
-    else:
-        out = func(*cpu_args, **cpu_kwargs)
+    own = _OWN.get(func)   # computed here as CUDA computes it, not by the CPU's kernel
+    out = own(*cpu_args, **cpu_kwargs) if own is not None else func(*cpu_args, **cpu_kwargs)
 
     if isinstance(out, torch.Tensor):
         result = _wrap(out, known, to_host)
