@@ -7,7 +7,8 @@ holding ``celeba/``: the real set, or one ``kata data`` drew), else the kata's s
 :class:`kata.celeba.CelebA`.  A synthetic set smaller than the indices a script asks for (the
 book's ``Subset(train, torch.arange(16000))``) reads image ``i % len`` past its end, and the run
 says so once.  A download (``download=True``, or any dataset's ``download_url``) stops with one
-line saying what to pass instead.
+line saying what to pass instead, and so do pretrained weights that ``torch.hub`` would download
+(``resnet18(weights=...)``): the line names the file its cache reads first.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 
 from kata.i18n import N_, say
 
-__all__ = ["DownloadRefused", "SYNTHETIC", "serve_celeba"]
+__all__ = ["DownloadRefused", "SYNTHETIC", "refuse_hub_downloads", "serve_celeba"]
 
 # The synthetic set a run draws when not given one: kata train's quick sizes (its cache is shared).
 SYNTHETIC = dict(n_train=2000, n_valid=500, n_test=500)
@@ -25,6 +26,8 @@ SYNTHETIC = dict(n_train=2000, n_valid=500, n_test=500)
 NO_DOWNLOAD = N_("{what} tried to download {url}: `kata run` downloads nothing. Put the data where the script "
                  "reads it (download=False), or for CelebA pass --celeba DIR (a folder holding celeba/) or leave it "
                  "out for the kata's synthetic CelebA")
+NO_WEIGHTS = N_("torch.hub tried to download {url}: `kata run` downloads nothing. Put that file at {path} (torch.hub's "
+                "cache, which it reads first), or load no pretrained weights")
 WRAPPED = N_("kata run: the synthetic CelebA under {folder} has {count} {split} images; the script asked for image "
              "{index}, so images past the end read image i % {count} (a run on the real CelebA reads each once)")
 DRAWING = N_("kata run: drawing the kata's synthetic CelebA into {folder} for torchvision.datasets.CelebA "
@@ -91,3 +94,17 @@ def serve_celeba(celeba: str | None) -> None:
     download_url.__wrapped__ = original
     utils.download_url = download_url
     utils.download_file_from_google_drive = download_url
+
+
+def refuse_hub_downloads() -> None:
+    """After torch is imported: what ``torch.hub`` would download (pretrained weights, a hub model) stops with one
+    line naming the file its cache reads instead."""
+    import torch.hub
+
+    original = torch.hub.download_url_to_file
+
+    def download_url_to_file(url, dst, *args, **kwargs):
+        raise DownloadRefused(say(NO_WEIGHTS, url=url, path=dst))
+
+    download_url_to_file.__wrapped__ = original
+    torch.hub.download_url_to_file = download_url_to_file

@@ -11,6 +11,7 @@ default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying 
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
@@ -75,7 +76,8 @@ class CudaAsSim(TorchFunctionMode):
                 is_cuda(device)
             elif device not in (None, 0):
                 raise NotSimulated(f"cuda:{device}", "ordinal")
-            return args[0].to(_SIM, *args[2:], **kwargs)
+            kwargs.update(zip(("non_blocking", "memory_format"), args[2:]))  # .cuda(0, True)
+            func, args = torch.Tensor.to, (args[0], _SIM)
         elif func is _PIN:  # host memory is not pinned here: the tensor stays as it is
             return args[0]
         elif func is _TYPE and len(args) == 1 and not kwargs:  # x.type(): 'torch.cuda.FloatTensor'
@@ -121,6 +123,15 @@ class _DefaultStream:
 
     def is_capturing(self) -> bool:   # a CUDA graph is being captured (torch.optim asks before each step): never
         return False
+
+
+@contextlib.contextmanager
+def _stream(stream):
+    """``with torch.cuda.stream(s):``: the default stream (or None) is where the work goes anyway; any other
+    stops with the one line."""
+    if not (stream is None or isinstance(stream, _DefaultStream)):
+        raise NotSimulated("torch.cuda.stream", "stream")
+    yield stream
 
 
 _MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
@@ -170,6 +181,7 @@ def _cuda_module(seed) -> dict:
         "set_device": lambda device: (is_cuda(_as_device(device)), None)[1],
         "synchronize": lambda device=None: torch.simgpu.synchronize(),
         "manual_seed": seed, "manual_seed_all": seed, "seed": lambda: None, "seed_all": lambda: None,
+        "initial_seed": lambda: torch.initial_seed(),
         "get_rng_state": lambda device="cuda": torch.get_rng_state(),
         "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
         "current_stream": lambda device=None: _DefaultStream(), "default_stream": lambda device=None: _DefaultStream(),
@@ -178,6 +190,7 @@ def _cuda_module(seed) -> dict:
     }
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
     answers.update({name: _not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})
+    answers["stream"] = _stream
     answers["get_device_properties"] = lambda device=None: (is_cuda(_as_device(device)), _Properties())[1]
     answers["device"] = answers["device_of"] = _DeviceContext
     answers.update({cls.__name__: cls for cls in _LEGACY_TYPES})
@@ -200,11 +213,15 @@ class _Properties:
         return os.cpu_count() or 1
 
     def __getattr__(self, name):
-        raise NotSimulated(f"torch.cuda.get_device_properties(0).{name}", "properties")
+        raise _NoSuchProperty(f"torch.cuda.get_device_properties(0).{name}", "properties")
 
     def __repr__(self) -> str:
         return f"_CudaDeviceProperties(name='{self.name}', total_memory={self.total_memory // 2**20}MB, " \
                f"multi_processor_count={self.multi_processor_count})"
+
+
+class _NoSuchProperty(NotSimulated, AttributeError):
+    """A GPU model's property: the one line when read, False to ``hasattr`` (which asks for an AttributeError)."""
 
 
 class _DeviceContext:
@@ -361,10 +378,18 @@ def install() -> torch.device:
     for name, value in _accelerator_module().items():
         _patch(torch.accelerator, name, value)
     _patch(torch.backends.cudnn, "is_available", lambda: True)
+    # cuDNN's kernels are CUDA's own: the simulated GPU runs PyTorch's (an RNN its fused cells), so no tensor of
+    # it is one for cuDNN, and there is no cuDNN version to give (as where cuDNN is missing).
+    _patch(torch.backends.cudnn, "is_acceptable", _not_on_the_gpu(torch.backends.cudnn.is_acceptable))
+    _patch(torch.backends.cudnn, "version", lambda: None)
+    _patch(torch.UntypedStorage, "cuda", _storage_to_gpu)
+    _patch(torch.jit.RecursiveScriptModule, "_apply", _script_apply(torch.jit.RecursiveScriptModule._apply))
     from torch.utils.data._utils import pin_memory
 
     _patch(pin_memory, "pin_memory", lambda data, device=None: data)
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
+    _patch(torch, "get_default_device", lambda original=torch.get_default_device: _as_cuda(original()))
+    _patch(torch, "set_default_tensor_type", _default_tensor_type(torch.set_default_tensor_type))
     _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
     _patch(torch.profiler, "profile", _profiler(torch.profiler.profile))
     _patch(torch, "Generator", _Generator)
@@ -391,6 +416,55 @@ def _default_device(original):
     def set_default_device(device):
         return original(_SIM if device is not None and is_cuda(device) else device)
     return set_default_device
+
+
+def _as_cuda(device: torch.device) -> torch.device:
+    return CUDA if device.type == sim.NAME else device
+
+
+def _default_tensor_type(original):
+    """``torch.set_default_tensor_type(torch.cuda.FloatTensor)`` (or its name): factories make GPU tensors of that
+    dtype, as on CUDA, until a CPU type is set again."""
+    def set_default_tensor_type(t):
+        host = _cuda_type(t)
+        original(host or t)
+        if host is not None:
+            _GPU_BY_TENSOR_TYPE[0] = True
+            torch.set_default_device(_SIM)
+        elif _GPU_BY_TENSOR_TYPE[0]:
+            _GPU_BY_TENSOR_TYPE[0] = False
+            torch.set_default_device(None)
+    return set_default_tensor_type
+
+
+_GPU_BY_TENSOR_TYPE = [False]  # whether the default device is the GPU's through set_default_tensor_type
+
+
+def _not_on_the_gpu(original):
+    def is_acceptable(tensor) -> bool:
+        return not isinstance(tensor, sim.SimTensor) and original(tensor)
+    return is_acceptable
+
+
+def _storage_to_gpu(self, device=None, non_blocking=False):
+    """``storage.cuda()`` (``torch.load(f, map_location=lambda storage, loc: storage.cuda())``): a copy whose
+    tensors are on the simulated GPU, as torch.load makes them for ``map_location='cuda'``."""
+    if device is not None:
+        is_cuda(_as_device(device))
+    return self if self.device.type == sim.NAME else sim.as_device_storage(self.clone())
+
+
+def _script_apply(original):
+    """A TorchScript module's ``.to('cuda')``: its parameters live in C++, where a tensor of the simulated GPU
+    can't be swapped in, so that stops with the one line (scripting a model already on the GPU works)."""
+    def _apply(self, fn, *args, **kwargs):
+        try:
+            return original(self, fn, *args, **kwargs)
+        except RuntimeError as err:
+            if "Couldn't swap" not in str(err):
+                raise
+            raise NotSimulated("moving a TorchScript module (torch.jit.script, torch.jit.load)", "jit") from None
+    return _apply
 
 
 def _grad_scaler(original, cuda=False):

@@ -94,6 +94,7 @@ class _Run:
 
     def on_torch(self) -> None:
         from kata import sim
+        from kata.asgpu._data import refuse_hub_downloads
         from kata.asgpu._gpu import install
         from kata.asgpu._loops import Passes, watch_loaders
 
@@ -105,6 +106,7 @@ class _Run:
         self.syncs = self.counting.__enter__()
         self.passes = Passes()
         watch_loaders(self.passes, self.syncs.events, self.options.quick)
+        refuse_hub_downloads()
 
     def on_pyplot(self) -> None:
         from kata.asgpu._loops import patch_pyplot

@@ -79,6 +79,8 @@ holds the simulator to each of these, with where CUDA's behaviour is written dow
   ``torch.amp.GradScaler("simgpu")`` works, its ``step`` one sync (``"item"``).
 - ``nn.LSTM`` and ``nn.GRU`` run the fused cells a device runs (CUDA's kernels, which
   the CPU lacks, computed in :mod:`kata.sim._cells`): the CPU's outputs and gradients.
+  A packed sequence's batch sizes stay on the CPU, and ``F.ctc_loss`` takes its lengths
+  there, as on CUDA.
 
 Synchronisations counted, by kind (in a :func:`count_syncs` block), as CUDA's
 ``torch.cuda.set_sync_debug_mode`` reports them:
@@ -180,7 +182,8 @@ Differences from a real GPU (CUDA):
 from ._backend import NAME, is_sim, support
 from ._device import SimTensor
 from ._install import active, install
+from ._saving import as_device_storage
 from ._syncs import Syncs, count_cuda_syncs, count_syncs
 
-__all__ = ["NAME", "SimTensor", "Syncs", "active", "count_cuda_syncs", "count_syncs", "install", "is_sim",
-           "support"]
+__all__ = ["NAME", "SimTensor", "Syncs", "active", "as_device_storage", "count_cuda_syncs", "count_syncs",
+           "install", "is_sim", "support"]

@@ -30,6 +30,7 @@ from ._rules import (
     COPY_FROM,
     DECOMPOSED,
     DEFER,
+    HOST_SIDE,
     INDEX_OPS,
     SCALAR_TENSOR,
     WATCHED,
@@ -224,8 +225,29 @@ def _dropout(x, p, train):
 _OWN = {_NATIVE_DROPOUT: _dropout, **CELLS}
 
 
+def _ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1, zero_infinity=False):
+    """``ctc_loss`` given its lengths as tensors, as CUDA takes them: read on the host, where a device one is
+    copied (a sync), and passed on as numbers (aten/src/ATen/native/LossCTC.cpp, ctc_loss). A tensor subclass
+    would take PyTorch's other path there, which divides the loss by the CPU tensor of lengths: an error on a
+    device that CUDA does not give."""
+    lengths = []
+    for name, tensor in (("input_lengths", input_lengths), ("target_lengths", target_lengths)):
+        if tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool:
+            raise RuntimeError(f"{name} must be integral")
+        lengths.append(tensor.to("cpu", torch.long).tolist())
+    return _aten.ctc_loss.IntList(log_probs, targets, *lengths, blank, reduction, zero_infinity)
+
+
+# Composite ops that PyTorch runs otherwise for a tensor subclass than for CUDA's tensors, run as for CUDA's, on
+# their own arguments: the install registers them at the device's keys (autograd's, where they would decompose),
+# and run() takes them where they reach the Python key (in inference mode).
+AS_FOR_CUDA = {_aten.ctc_loss.Tensor: _ctc_loss}
+
+
 def run(func, args, kwargs):
     """Run `func` on the CPU tensors behind any SimTensor arguments, and wrap results."""
+    if func in AS_FOR_CUDA:
+        return AS_FOR_CUDA[func](*args, **kwargs)
     if func in ASKED:
         return answer(func, args)
     if func in DECOMPOSED:
@@ -257,7 +279,8 @@ def run(func, args, kwargs):
         known[id(x)] = x
         return x
 
-    cpu_args = [_mapped(a, unwrap) for a in args]
+    taken_on_host, made_on_host = HOST_SIDE.get(func, ((), ()))
+    cpu_args = [a if i in taken_on_host and _on_host(a) else _mapped(a, unwrap) for i, a in enumerate(args)]
     to_host = False  # results go to another device (`device=` says so): don't wrap them
     target = None
     if kwargs:
@@ -301,9 +324,13 @@ def run(func, args, kwargs):
             from_number(result)
         return result
     if isinstance(out, (tuple, list)):
-        return type(out)(_wrap(o, known, to_host) if isinstance(o, torch.Tensor) else o
-                         for o in out)
+        return type(out)(_wrap(o, known, to_host or i in made_on_host) if isinstance(o, torch.Tensor) else o
+                         for i, o in enumerate(out))
     return out
+
+
+def _on_host(x) -> bool:
+    return isinstance(x, torch.Tensor) and not isinstance(x, SimTensor) and x.device.type == "cpu"
 
 
 def _mapped(x, unwrap, in_list=False):

@@ -20,7 +20,7 @@ import torch
 from ._autocast import register as register_autocast
 from ._backend import DEVICE, available, set_up
 from ._compat import is_late_backend_error
-from ._device import run
+from ._device import AS_FOR_CUDA, run
 from ._rules import shallow_copy_compatible
 from ._saving import register
 
@@ -75,6 +75,9 @@ def install() -> torch.device:
                 library.impl(name, _backend_kernel(name), "PrivateUse1")
             # Asked above the Python key (autograd's level) by `x.data = y` and Module._apply.
             library.impl("_has_compatible_shallow_copy_type", shallow_copy_compatible, "AutogradPrivateUse1")
+            for op, kernel in AS_FOR_CUDA.items():
+                for key in ("AutogradPrivateUse1", "PrivateUse1"):
+                    library.impl(f"{op._opname}.{op._overloadname}", kernel, key)
             _passed = torch.library.Library("_", "IMPL")
             register_autocast(library, _passed)
             _library = library

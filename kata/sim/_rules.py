@@ -34,8 +34,8 @@ from ._compat import (
 )
 from ._syncs import flush
 
-__all__ = ["ANY_DEVICE", "ASKED", "CHECKED", "COPY_FROM", "DECOMPOSED", "DEFER", "FILL_BY_VALUE", "INDEX_OPS",
-           "SCALAR_TENSOR", "WATCHED", "answer", "from_number", "on_device", "refusal", "scalar_refusal",
+__all__ = ["ANY_DEVICE", "ASKED", "CHECKED", "COPY_FROM", "DECOMPOSED", "DEFER", "FILL_BY_VALUE", "HOST_SIDE",
+           "INDEX_OPS", "SCALAR_TENSOR", "WATCHED", "answer", "from_number", "on_device", "refusal", "scalar_refusal",
            "shallow_copy_compatible", "sync_kind", "written"]
 
 _aten = torch.ops.aten
@@ -54,6 +54,12 @@ ANY_DEVICE = {_COPY, *COPY_FROM, _TO_COPY, FILL_BY_VALUE}
 _INDEX = _aten.index.Tensor
 INDEX_OPS = {_INDEX, _aten.index_put_.default, _aten.index_put.default,
              _aten._index_put_impl_.default}
+# A packed sequence's lengths and batch sizes are on the CPU whatever device its data is on (torch/nn/utils/rnn.py,
+# PackedSequence: "batch_sizes ... always on CPU"; aten/src/ATen/native/PackedSequence.cpp reads them there): the
+# ops of packing take them there and give them back there. op -> (arguments taken on the CPU, results made there).
+HOST_SIDE = {_aten._pack_padded_sequence.default: ((1,), (1,)),
+             _aten._pad_packed_sequence.default: ((1,), (1,)),
+             _aten._pack_padded_sequence_backward.default: ((2,), ())}
 
 _EQUAL = _aten.equal.default
 # The kernels a CPU batch's convolution runs when MKLDNN does not take it (a small batch: Convolution.cpp,

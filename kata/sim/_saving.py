@@ -36,7 +36,7 @@ import torch
 
 from ._backend import DEVICE, NAME, reported_available
 
-__all__ = ["SAVED_AS", "DeviceStorage", "deserialize", "pickled", "register", "tag"]
+__all__ = ["SAVED_AS", "DeviceStorage", "as_device_storage", "deserialize", "pickled", "register", "tag"]
 
 SAVED_AS = "cuda:0"
 _MARK = "_kata_simgpu"  # on the CPU storage behind a device tensor, while it is being saved
@@ -78,6 +78,11 @@ def deserialize(storage, location: str):
         return None
     if location.startswith("cuda") and torch.cuda.is_available() and not reported_available():
         return None
+    return as_device_storage(storage)
+
+
+def as_device_storage(storage):
+    """A host storage as the device's: the tensors ``torch.load`` rebuilds over it are device tensors."""
     if type(storage) is torch.UntypedStorage:
         storage.__class__ = DeviceStorage
     return storage

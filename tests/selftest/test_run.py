@@ -123,6 +123,63 @@ def test_older_scripts_idioms_run_as_on_one_gpu(gpu):
         torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA])
 
 
+def test_recurrent_layers_and_newer_scripts_idioms_run_as_on_one_gpu(gpu, tmp_path):
+    """RNNs (cuDNN is CUDA's: the simulated GPU runs PyTorch's own kernels), packed sequences, the default device and
+    tensor type, the default stream as a context, a map_location function, scripting a model on the GPU."""
+    torch.manual_seed(0)
+    for layer in (nn.LSTM, nn.GRU):
+        on_cpu = layer(2, 3, num_layers=2, batch_first=True, bidirectional=True)
+        on_gpu = layer(2, 3, num_layers=2, batch_first=True, bidirectional=True)
+        on_gpu.load_state_dict(on_cpu.state_dict())
+        on_gpu.cuda()
+        x = torch.randn(2, 4, 2)
+        packed = nn.utils.rnn.pack_padded_sequence(x.cuda(), torch.tensor([4, 2]), batch_first=True)
+        assert packed.batch_sizes.device.type == "cpu" and str(packed.data.device) == "cuda:0"
+        out, lengths = nn.utils.rnn.pad_packed_sequence(on_gpu(packed)[0], batch_first=True)
+        want, _ = nn.utils.rnn.pad_packed_sequence(on_cpu(nn.utils.rnn.pack_padded_sequence(
+            x, torch.tensor([4, 2]), batch_first=True))[0], batch_first=True)
+        assert lengths.tolist() == [4, 2] and torch.allclose(out.cpu(), want, atol=1e-6)
+        assert torch.allclose(on_gpu(x.cuda())[0].cpu(), on_cpu(x)[0], atol=1e-6)
+    assert torch.backends.cudnn.is_available() and torch.backends.cudnn.version() is None
+    assert not torch.backends.cudnn.is_acceptable(torch.ones(1, device="cuda"))
+    torch.set_default_device("cuda")
+    try:
+        assert torch.get_default_device() == torch.device("cuda:0") and str(torch.ones(1).device) == "cuda:0"
+    finally:
+        torch.set_default_device(None)
+    with pytest.warns(UserWarning, match="deprecated"):
+        torch.set_default_tensor_type(torch.cuda.DoubleTensor)
+    try:
+        made = torch.zeros(2)
+        assert str(made.device) == "cuda:0" and made.dtype == torch.float64
+    finally:
+        torch.set_default_tensor_type("torch.FloatTensor")
+    assert torch.zeros(2).device.type == "cpu" and torch.zeros(2).dtype == torch.float32
+    with torch.cuda.stream(torch.cuda.current_stream()):
+        assert str(torch.ones(1).cuda(0, True).device) == "cuda:0"   # .cuda(device, non_blocking)
+    assert torch.cuda.initial_seed() == torch.initial_seed()
+    torch.save(nn.Linear(2, 1).cuda().state_dict(), tmp_path / "m.pt")
+    loaded = torch.load(tmp_path / "m.pt", map_location=lambda storage, location: storage.cuda())
+    assert str(loaded["weight"].device) == "cuda:0"
+    props = torch.cuda.get_device_properties(0)
+    assert not hasattr(props, "major") and hasattr(props, "name")
+    scripted = torch.jit.script(nn.Linear(2, 1).cuda())
+    assert str(scripted(torch.ones(1, 2, device="cuda")).device) == "cuda:0"
+    from kata.asgpu import NotSimulated
+
+    with pytest.raises(NotSimulated, match="TorchScript"):
+        torch.jit.script(nn.Linear(2, 1)).cuda()
+
+
+def test_pretrained_weights_are_not_downloaded_and_the_line_names_the_cache(tmp_path, monkeypatch):
+    from kata.asgpu._data import DownloadRefused, refuse_hub_downloads
+
+    monkeypatch.setattr(torch.hub, "download_url_to_file", torch.hub.download_url_to_file)
+    refuse_hub_downloads()
+    with pytest.raises(DownloadRefused, match=re.escape(str(tmp_path / "w-1234.pth"))):
+        torch.hub.load_state_dict_from_url("https://example.invalid/w-1234.pth", model_dir=str(tmp_path))
+
+
 def test_errors_say_cuda_and_what_is_not_simulated(gpu):
     x = torch.ones(2, device="cuda")
     with pytest.raises(TypeError, match=re.escape("can't convert cuda:0 device type tensor to numpy")):
@@ -191,13 +248,17 @@ def test_the_cuda_machine_is_put_back():
         pytest.skip(why)
     from kata.asgpu import _gpu
 
-    before = (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
-              torch.cuda.FloatTensor, torch.Generator)
+    def patched():
+        return (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
+                torch.cuda.FloatTensor, torch.Generator, torch.get_default_device, torch.set_default_tensor_type,
+                torch.backends.cudnn.version, torch.backends.cudnn.is_acceptable, torch.UntypedStorage.cuda,
+                torch.jit.RecursiveScriptModule._apply)
+
+    before = patched()
     _gpu.install()
     assert torch.cuda.is_available()
     _gpu.uninstall()
-    assert (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
-            torch.cuda.FloatTensor, torch.Generator) == before
+    assert patched() == before
     assert torch._C._is_torch_function_mode_enabled() is False
 
 
