@@ -40,6 +40,7 @@ LINE_ONCE = N_("    {where}  {kind} once  | {source}")
 LINE_PER_PASS = N_("    {where}  {kind} {count} times, {per} per pass over the DataLoader at {loop} ({passes} passes)"
                    "  | {source}")
 LINE_ONE_PASS = N_("    {where}  {kind} {count} times, in the one pass over the DataLoader at {loop}  | {source}")
+LINE_ONCE_IN_LOOP = N_("    {where}  {kind} once, in the loop over the DataLoader at {loop}  | {source}")
 PER_BATCH_HINT = N_("  A sync per batch keeps a GPU waiting for Python at every step: keep running sums on the GPU "
                     "(a tensor) and read them once per epoch (.item() after the loop).")
 TRACEBACK = N_("Traceback (most recent call last; the script's own lines):")
@@ -110,8 +111,9 @@ def sync_report(syncs, passes, folder: Path) -> str:
             label, per, runs = _per_pass(loops[(kind, where)], passes)
             per_batch = per_batch or per > 1
             per_pass = format(per, "g")
-            out.append(say(LINE_PER_PASS if runs > 1 else LINE_ONE_PASS, where=name, kind=_kind(kind), count=count,
-                           per=per_pass, loop=_short(label, folder)[0], passes=runs, source=source))
+            form = LINE_ONCE_IN_LOOP if count == 1 else LINE_PER_PASS if runs > 1 else LINE_ONE_PASS
+            out.append(say(form, where=name, kind=_kind(kind), count=count, per=per_pass,
+                           loop=_short(label, folder)[0], passes=runs, source=source))
         else:
             out.append(say(LINE if count > 1 else LINE_ONCE, where=name, kind=_kind(kind), count=count,
                            source=source))

@@ -290,6 +290,12 @@ def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
     one.events.append(("repr", printed))
     lines = sync_report(one, Passes(), tmp_path).splitlines()
     assert lines[0] == _(SYNC_HEADER_ONCE) and lines[2] == _(BY_EVERY_LINE), lines   # not "1 times", "1 of 1"
+    span = passes.start(loop, len(one.events))
+    one.by_kind["item"] += 1
+    one.events.append(("item", item))
+    passes.end(span, len(one.events))
+    assert re.search(r"train\.py:2  `\.item\(\)` once, in the loop over the DataLoader at train\.py:1  \| total",
+                     sync_report(one, passes, tmp_path)), "a sync the loop made once"
 
 
 def test_kata_run_from_python_runs_the_script_in_a_process_of_its_own(tmp_path, capsys):
