@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -146,7 +147,8 @@ def count_syncs():
 @contextlib.contextmanager
 def count_cuda_syncs():
     """:func:`count_syncs` for real CUDA: the syncs that ``torch.cuda.set_sync_debug_mode("warn")``
-    reports in the block, each of kind ``"sync"`` at the line that asked for it, and the explicit
+    reports in the block, each of kind ``"sync"`` at the line that asked for it as it happens (the block's other
+    warnings are shown as they would be), and the explicit
     ``torch.cuda.synchronize()`` and ``torch.accelerator.synchronize()`` calls, which the debug mode
     does not report (c10/cuda/CUDAFunctions.cpp: device_synchronize), of kind ``"synchronize"``, as
     the simulator counts them.  Work queued before the block is waited for first, so it is not counted."""
@@ -166,9 +168,19 @@ def count_cuda_syncs():
             return result
         return synchronize
 
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if CUDA_SYNC_WARNING in str(message):   # counted as it happens (a DataLoader pass reads the count)
+            syncs.by_kind["sync"] += 1
+            syncs.events.append(("sync", f"{filename}:{lineno}"))
+        else:   # the block's own warnings are shown as they would be
+            shown(message, category, filename, lineno, file, line)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # the mode's notice that it is a prototype: no sync, nobody's warning
         torch.cuda.set_sync_debug_mode("warn")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("always", message=".*" + re.escape(CUDA_SYNC_WARNING))
+        shown, warnings.showwarning = warnings.showwarning, showwarning
         for m, original in zip(modules, originals, strict=True):
             m.synchronize = explicit(original)
         try:
@@ -177,7 +189,3 @@ def count_cuda_syncs():
             for m, original in zip(modules, originals, strict=True):
                 m.synchronize = original
             torch.cuda.set_sync_debug_mode("default")
-            for w in caught:
-                if CUDA_SYNC_WARNING in str(w.message):
-                    syncs.by_kind["sync"] += 1
-                    syncs.events.append(("sync", f"{w.filename}:{w.lineno}"))
