@@ -384,6 +384,7 @@ def install() -> torch.device:
     _patch(torch.backends.cudnn, "version", lambda: None)
     _patch(torch.UntypedStorage, "cuda", _storage_to_gpu)
     _patch(torch.jit.RecursiveScriptModule, "_apply", _script_apply(torch.jit.RecursiveScriptModule._apply))
+    _patch(torch.jit, "load", _script_load(torch.jit.load))
     from torch.utils.data._utils import pin_memory
 
     _patch(pin_memory, "pin_memory", lambda data, device=None: data)
@@ -425,19 +426,16 @@ def _as_cuda(device: torch.device) -> torch.device:
 def _default_tensor_type(original):
     """``torch.set_default_tensor_type(torch.cuda.FloatTensor)`` (or its name): factories make GPU tensors of that
     dtype, as on CUDA, until a CPU type is set again."""
+    on_gpu = False   # whether this made the GPU the default device
+
     def set_default_tensor_type(t):
+        nonlocal on_gpu
         host = _cuda_type(t)
         original(host or t)
-        if host is not None:
-            _GPU_BY_TENSOR_TYPE[0] = True
-            torch.set_default_device(_SIM)
-        elif _GPU_BY_TENSOR_TYPE[0]:
-            _GPU_BY_TENSOR_TYPE[0] = False
-            torch.set_default_device(None)
+        if host is not None or on_gpu:
+            on_gpu = host is not None
+            torch.set_default_device(_SIM if on_gpu else None)
     return set_default_tensor_type
-
-
-_GPU_BY_TENSOR_TYPE = [False]  # whether the default device is the GPU's through set_default_tensor_type
 
 
 def _not_on_the_gpu(original):
@@ -463,8 +461,18 @@ def _script_apply(original):
         except RuntimeError as err:
             if "Couldn't swap" not in str(err):
                 raise
-            raise NotSimulated("moving a TorchScript module (torch.jit.script, torch.jit.load)", "jit") from None
+            raise NotSimulated("moving a TorchScript module to the GPU", "jit") from None
     return _apply
+
+
+def _script_load(original):
+    """``torch.jit.load(f, map_location='cuda')``: the one line, as for moving a TorchScript module (CUDA's driver
+    would be asked otherwise); loaded elsewhere, as it was."""
+    def load(f, map_location=None, *args, **kwargs):
+        if map_location is not None and not callable(map_location) and is_cuda(map_location):
+            raise NotSimulated(f"torch.jit.load(map_location={str(map_location)!r})", "jit")
+        return original(f, map_location, *args, **kwargs)
+    return load
 
 
 def _grad_scaler(original, cuda=False):

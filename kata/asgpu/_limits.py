@@ -17,8 +17,8 @@ WHY = {
                    "ProfilerActivity.CPU profiles"),
     "ordinal": N_("there is one GPU, cuda:0"),
     "properties": N_("the properties of a GPU model: the simulated GPU is none"),
-    "jit": N_("TorchScript keeps a module's parameters in C++, where the simulated GPU's tensors can't go: "
-              "move the model to the GPU before scripting or tracing it"),
+    "jit": N_("TorchScript keeps a module's parameters in C++, where the simulated GPU's tensors can't go; "
+              "scripting or tracing a model already on the GPU works"),
 }
 
 

@@ -4,7 +4,10 @@ Each code cell is compiled under its own name, ``NAME.ipynb[cell N]`` (N counts 
 from 1, as a fresh kernel's ``In [N]`` does when run top to bottom), with its source in
 :mod:`linecache`, so a failure and the sync report name the cell and its line.  Lines of IPython
 syntax (``%magic``, ``!shell``) are left out, blank, so the lines keep their numbers; a cell's last
-expression is evaluated, and shown as a notebook shows it (its ``repr``), through ``display``.
+expression is evaluated, and shown as a notebook shows it (its ``repr``), through ``display``.  Of the
+cell magics, ``%%writefile [-a] FILE`` writes its cell to FILE (a later cell may import it), those
+whose cell is Python (``%%time``, ``%%capture``, ...) run it, and the rest (``%%bash``, ``%%html``,
+...) are left out, as ``!shell`` lines are.
 
 Running the cells in this process, rather than in a kernel (nbclient), is what lets the machine
 of :mod:`kata.asgpu._gpu` be set up around them as for a script, and costs no kernel's start.
@@ -15,13 +18,24 @@ from __future__ import annotations
 import ast
 import json
 import linecache
+import shlex
 from pathlib import Path
+from typing import NamedTuple
 
-__all__ = ["cells", "execute"]
+__all__ = ["Cell", "cells", "execute"]
+
+# Cell magics whose cell is Python, run as it is (what they add, a time or a captured output, is left out).
+PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "python", "python3"}
 
 
-def cells(path: Path) -> list[tuple[str, str]]:
-    """(name, source) of each code cell, IPython's own lines blanked."""
+class Cell(NamedTuple):
+    name: str      # 'PATH[cell N]'
+    source: str    # its Python, IPython's own lines blanked
+    writes: tuple[str, str] | None = None   # %%writefile: (the file, "w" or "a"), the cell being what it writes
+
+
+def cells(path: Path) -> list[Cell]:
+    """Each code cell, IPython's own lines blanked (a cell magic's cell: see the module's doc)."""
     notebook = json.loads(Path(path).read_text(encoding="utf-8"))
     found = []
     for cell in notebook.get("cells", []):
@@ -29,8 +43,16 @@ def cells(path: Path) -> list[tuple[str, str]]:
             continue
         source = cell.get("source", "")
         source = "".join(source) if isinstance(source, list) else source
+        name = f"{Path(path).resolve()}[cell {len(found) + 1}]"
+        head, _, body = source.lstrip("\n").partition("\n")
+        words = shlex.split(head[2:]) if head.startswith("%%") else []
+        if words[:1] == ["writefile"] and len(words) > 1:
+            found.append(Cell(name, body, (words[-1], "a" if "-a" in words[1:-1] else "w")))
+            continue
+        if words and words[0] not in PYTHON_CELL_MAGICS:
+            source = "\n" * source.count("\n")   # not Python (%%bash, %%html, ...): left out, as !shell lines are
         lines = ["" if line.lstrip().startswith(("%", "!")) else line for line in source.split("\n")]
-        found.append((f"{Path(path).resolve()}[cell {len(found) + 1}]", "\n".join(lines)))
+        found.append(Cell(name, "\n".join(lines)))
     return found
 
 
@@ -44,7 +66,10 @@ def execute(path: Path) -> None:
     """Run the notebook's code cells in order, in one namespace, as ``__main__``."""
     namespace = {"__name__": "__main__", "__file__": str(Path(path).resolve()), "__builtins__": __builtins__,
                  "display": _display}
-    for name, source in cells(path):
+    for name, source, writes in cells(path):
+        if writes is not None:
+            _write(source, *writes)
+            continue
         lines = source.splitlines(keepends=True)
         linecache.cache[name] = (len(source), None, lines, name)
         tree = ast.parse(source, filename=name)
@@ -54,3 +79,11 @@ def execute(path: Path) -> None:
         exec(compile(tree, name, "exec"), namespace)
         if last is not None:
             _display(eval(compile(last, name, "eval"), namespace))
+
+
+def _write(text: str, file: str, mode: str) -> None:
+    """``%%writefile [-a] FILE``: the cell into FILE, said as IPython says it."""
+    target = Path(file).expanduser()
+    print(f"Appending to {file}" if mode == "a" else f"Overwriting {file}" if target.exists() else f"Writing {file}")
+    with open(target, mode, encoding="utf-8") as out:
+        out.write(text)

@@ -169,6 +169,10 @@ def test_recurrent_layers_and_newer_scripts_idioms_run_as_on_one_gpu(gpu, tmp_pa
 
     with pytest.raises(NotSimulated, match="TorchScript"):
         torch.jit.script(nn.Linear(2, 1)).cuda()
+    torch.jit.save(torch.jit.script(nn.Linear(2, 1)), tmp_path / "scripted.pt")
+    with pytest.raises(NotSimulated, match=re.escape("torch.jit.load(map_location='cuda') is not simulated")):
+        torch.jit.load(tmp_path / "scripted.pt", map_location="cuda")
+    assert torch.jit.load(tmp_path / "scripted.pt", map_location="cpu")(torch.ones(1, 2)).device.type == "cpu"
 
 
 def test_pretrained_weights_are_not_downloaded_and_the_line_names_the_cache(tmp_path, monkeypatch):
@@ -252,7 +256,7 @@ def test_the_cuda_machine_is_put_back():
         return (torch.cuda.is_available, torch.cuda.memory_allocated, torch.compile, torch.autocast,
                 torch.cuda.FloatTensor, torch.Generator, torch.get_default_device, torch.set_default_tensor_type,
                 torch.backends.cudnn.version, torch.backends.cudnn.is_acceptable, torch.UntypedStorage.cuda,
-                torch.jit.RecursiveScriptModule._apply)
+                torch.jit.RecursiveScriptModule._apply, torch.jit.load)
 
     before = patched()
     _gpu.install()
@@ -437,8 +441,25 @@ def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
     from kata.asgpu._notebook import cells
 
     found = cells(_notebook(tmp_path / "nb.ipynb", "%matplotlib inline\nx = 1", ["!pip list\n", "y = x + 1\ny"]))
-    assert [(Path(name).name, source) for name, source in found] == [
+    assert [(Path(name).name, source) for name, source, _ in found] == [
         ("nb.ipynb[cell 1]", "\nx = 1"), ("nb.ipynb[cell 2]", "\ny = x + 1\ny")]
+
+
+def test_a_notebooks_cell_magics_write_run_or_are_left_out(tmp_path, monkeypatch, capsys):
+    """%%writefile writes its cell (a later cell imports it), %%time's cell is Python and runs, %%bash's is not."""
+    from kata.asgpu._notebook import execute
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    path = _notebook(tmp_path / "nb.ipynb", "%%writefile helper.py\ndef twice(x):\n    return 2 * x\n",
+                     "%%writefile -a helper.py\nTHREE = 3\n", "%%bash\necho hi > from_bash.txt\nexit 1",
+                     "%%time\nimport helper\nvalue = helper.twice(helper.THREE)\nvalue", "%%capture\n1 / 0")
+    with pytest.raises(ZeroDivisionError) as info:
+        execute(path)
+    assert (tmp_path / "helper.py").read_text() == "def twice(x):\n    return 2 * x\nTHREE = 3\n"
+    assert not (tmp_path / "from_bash.txt").exists()
+    assert capsys.readouterr().out == "Writing helper.py\nAppending to helper.py\n6\n"
+    assert info.traceback[-1].frame.code.path.endswith("nb.ipynb[cell 5]") and info.traceback[-1].lineno == 1
 
 
 @pytest.mark.slow
