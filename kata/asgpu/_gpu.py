@@ -11,35 +11,24 @@ default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying 
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import os
-import time
-
 import torch
 from torch.overrides import TorchFunctionMode
 
 from kata import sim
+from kata.asgpu._cuda import (
+    CUDA,
+    NAME_OF_DEVICE,
+    accelerator_module,
+    as_device,
+    cuda_module,
+    cuda_type,
+    is_cuda,
+    not_simulated,
+)
 from kata.asgpu._limits import NotSimulated
 
 __all__ = ["CUDA", "NAME_OF_DEVICE", "CudaAsSim", "cuda_words", "in_cuda_words", "install", "is_cuda",
            "uninstall"]
-
-CUDA = torch.device("cuda", 0)
-NAME_OF_DEVICE = "Simulated GPU (kata run: kata.sim on the CPU)"
-
-def is_cuda(device) -> bool:
-    """True for ``"cuda"``, ``"cuda:0"`` or a cuda ``torch.device``; NotSimulated for another GPU."""
-    if isinstance(device, str):
-        if not device.startswith("cuda"):
-            return False
-        device = torch.device(device)
-    elif not isinstance(device, torch.device) or device.type != "cuda":
-        return False
-    if device.index not in (None, 0):
-        raise NotSimulated(str(device), "ordinal")
-    return True
-
 
 _SIM = None  # torch.device("simgpu:0") once installed
 _TO = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
@@ -82,7 +71,7 @@ class CudaAsSim(TorchFunctionMode):
             return args[0]
         elif func is _TYPE and len(args) == 1 and not kwargs:  # x.type(): 'torch.cuda.FloatTensor'
             return cuda_words(func(*args))
-        elif func is _TYPE and (host := _cuda_type(args[1] if len(args) > 1 else kwargs.get("dtype"))):
+        elif func is _TYPE and (host := cuda_type(args[1] if len(args) > 1 else kwargs.get("dtype"))):
             return func(args[0], host).to(_SIM, non_blocking=kwargs.get("non_blocking", False))
         try:
             return func(*args, **kwargs)
@@ -101,166 +90,6 @@ def in_cuda_words(err: BaseException) -> BaseException:
     if err.args and isinstance(err.args[0], str) and sim.NAME in err.args[0]:
         err.args = (cuda_words(err.args[0]), *err.args[1:])
     return err
-
-
-def _not_simulated(what: str, why: str):
-    def refuse(*args, **kwargs):
-        raise NotSimulated(what, why)
-    return refuse
-
-
-class _DefaultStream:
-    """``torch.cuda.current_stream()``: the one stream there is; waiting for it is a sync."""
-
-    def synchronize(self) -> None:
-        torch.simgpu.synchronize()
-
-    def wait_stream(self, stream) -> None:
-        pass
-
-    def query(self) -> bool:
-        return True
-
-    def is_capturing(self) -> bool:   # a CUDA graph is being captured (torch.optim asks before each step): never
-        return False
-
-
-@contextlib.contextmanager
-def _stream(stream):
-    """``with torch.cuda.stream(s):``: the default stream (or None) is where the work goes anyway; any other
-    stops with the one line."""
-    if not (stream is None or isinstance(stream, _DefaultStream)):
-        raise NotSimulated("torch.cuda.stream", "stream")
-    yield stream
-
-
-_MEMORY = ("memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
-           "memory_summary", "memory_snapshot", "mem_get_info", "reset_peak_memory_stats",
-           "reset_max_memory_allocated", "list_gpu_processes", "set_per_process_memory_fraction",
-           "utilization", "temperature", "power_draw")
-_STREAMS = ("Stream", "ExternalStream", "stream", "set_stream", "graph", "CUDAGraph", "graphs")
-
-
-class _Event:
-    """``torch.cuda.Event`` on the default stream: what a script times its GPU work with. The simulated GPU works
-    as the host asks, so an event is complete once recorded, and the time between two is the host's; waiting for
-    one is a sync, as on CUDA."""
-
-    def __init__(self, enable_timing=False, blocking=False, interprocess=False):
-        if interprocess:
-            raise NotSimulated("torch.cuda.Event(interprocess=True)", "stream")
-        self.enable_timing, self._at = enable_timing, None
-
-    def record(self, stream=None) -> None:
-        self._at = time.perf_counter()
-
-    def synchronize(self) -> None:
-        torch.simgpu.synchronize()
-
-    def wait(self, stream=None) -> None:
-        pass
-
-    def query(self) -> bool:
-        return True
-
-    def elapsed_time(self, end) -> float:
-        if not (self.enable_timing and end.enable_timing):
-            raise RuntimeError("Both events must be created with argument 'enable_timing=True'.")
-        if self._at is None or end._at is None:
-            raise RuntimeError("Both events must be recorded before calculating elapsed time.")
-        return (end._at - self._at) * 1000.0
-
-
-def _cuda_module(seed) -> dict:
-    """What ``torch.cuda`` answers on the one simulated GPU (name -> replacement)."""
-    answers = {
-        "is_available": lambda: True, "device_count": lambda: 1, "current_device": lambda: 0,
-        "is_initialized": lambda: True, "init": lambda: None, "empty_cache": lambda: None,
-        "get_device_name": lambda device=None: (is_cuda(_as_device(device)), NAME_OF_DEVICE)[1],
-        "get_device_capability": _not_simulated("torch.cuda.get_device_capability", "properties"),
-        "set_device": lambda device: (is_cuda(_as_device(device)), None)[1],
-        "synchronize": lambda device=None: torch.simgpu.synchronize(),
-        "manual_seed": seed, "manual_seed_all": seed, "seed": lambda: None, "seed_all": lambda: None,
-        "initial_seed": lambda: torch.initial_seed(),
-        "get_rng_state": lambda device="cuda": torch.get_rng_state(),
-        "set_rng_state": lambda state, device="cuda": torch.set_rng_state(state),
-        "current_stream": lambda device=None: _DefaultStream(), "default_stream": lambda device=None: _DefaultStream(),
-        "Event": _Event,
-        "is_bf16_supported": lambda *a, **k: True, "is_current_stream_capturing": lambda: False,
-    }
-    answers.update({name: _not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
-    answers.update({name: _not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})
-    answers["stream"] = _stream
-    answers["get_device_properties"] = lambda device=None: (is_cuda(_as_device(device)), _Properties())[1]
-    answers["device"] = answers["device_of"] = _DeviceContext
-    answers.update({cls.__name__: cls for cls in _LEGACY_TYPES})
-    return answers
-
-
-class _Properties:
-    """``torch.cuda.get_device_properties(0)``: the simulated GPU's name, and its memory and processors, which are
-    the host's (it computes in the host's memory, on its cores); what a GPU model has (its compute capability, its
-    warp size, ...) stops with the one line."""
-
-    name = NAME_OF_DEVICE
-
-    @property
-    def total_memory(self) -> int:
-        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-
-    @property
-    def multi_processor_count(self) -> int:
-        return os.cpu_count() or 1
-
-    def __getattr__(self, name):
-        raise _NoSuchProperty(f"torch.cuda.get_device_properties(0).{name}", "properties")
-
-    def __repr__(self) -> str:
-        return f"_CudaDeviceProperties(name='{self.name}', total_memory={self.total_memory // 2**20}MB, " \
-               f"multi_processor_count={self.multi_processor_count})"
-
-
-class _NoSuchProperty(NotSimulated, AttributeError):
-    """A GPU model's property: the one line when read, False to ``hasattr`` (which asks for an AttributeError)."""
-
-
-class _DeviceContext:
-    """``with torch.cuda.device(0):`` (and ``torch.cuda.device_of(t)``): there is one GPU, so nothing to switch."""
-
-    def __init__(self, device):
-        if isinstance(device, torch.Tensor):
-            device = device.device
-        if not (device is None or (isinstance(device, int) and device < 0)):
-            is_cuda(_as_device(device))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-
-class _LegacyType(type):
-    """``torch.cuda.FloatTensor`` and its kind, as old scripts use them: ``torch.cuda.FloatTensor(2, 3)`` makes a
-    tensor on the GPU, ``x.type(torch.cuda.FloatTensor)`` moves one there, ``isinstance`` asks dtype and device."""
-
-    def __call__(cls, *args, **kwargs):
-        return cls.cpu(*args, **kwargs).to(_SIM)
-
-    def __instancecheck__(cls, obj) -> bool:
-        return isinstance(obj, torch.Tensor) and obj.device.type in ("cuda", sim.NAME) and obj.dtype == cls.cpu.dtype
-
-
-_LEGACY_TYPES = [_LegacyType(name, (), {"cpu": getattr(torch, name), "__module__": "torch.cuda"}) for name in (
-    "FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "LongTensor", "IntTensor", "ShortTensor",
-    "CharTensor", "ByteTensor", "BoolTensor")]
-
-
-def _cuda_type(wanted) -> str | None:
-    """``'torch.FloatTensor'`` for a CUDA tensor type given to ``Tensor.type`` (its name, or its class), else None."""
-    name = wanted if isinstance(wanted, str) else \
-        f"{getattr(wanted, '__module__', '')}.{getattr(wanted, '__name__', '')}"
-    return "torch." + name[len("torch.cuda."):] if name.startswith("torch.cuda.") else None
 
 
 class _DataParallel(torch.nn.DataParallel):
@@ -312,26 +141,6 @@ def _profiler(original):
     return profile
 
 
-def _accelerator_module() -> dict:
-    """What ``torch.accelerator`` answers on the one simulated GPU: CUDA is the current accelerator."""
-    answers = {"current_accelerator": lambda check_available=False: torch.device("cuda"),
-               "synchronize": lambda device=None: torch.simgpu.synchronize(),
-               "current_stream": lambda device=None: _DefaultStream(),
-               "get_device_capability": _not_simulated("torch.accelerator.get_device_capability", "properties")}
-    answers.update({name: _not_simulated(f"torch.accelerator.{name}", "memory") for name in (
-        "memory_allocated", "max_memory_allocated", "memory_reserved", "max_memory_reserved", "memory_stats",
-        "reset_accumulated_memory_stats", "reset_peak_memory_stats", "get_memory_info")})
-    answers.update({name: _not_simulated(f"torch.accelerator.{name}", "stream")
-                    for name in ("set_stream", "Graph", "graphs")})
-    return {name: value for name, value in answers.items() if hasattr(torch.accelerator, name)}
-
-
-def _as_device(device):
-    if device is None or isinstance(device, int):
-        return torch.device("cuda", device or 0)
-    return device
-
-
 class _Autocast(torch.amp.autocast):
     """``torch.autocast``: ``'cuda'`` is the simulated device's, with CUDA's rules; any other device's as it was."""
 
@@ -372,10 +181,9 @@ def install() -> torch.device:
     sim_active = sim.active()
     sim_active.__enter__()
     _patched.append((sim_active, None, None))
-    seed = functools.partial(_seed)
-    for name, value in _cuda_module(seed).items():
+    for name, value in cuda_module().items():
         _patch(torch.cuda, name, value)
-    for name, value in _accelerator_module().items():
+    for name, value in accelerator_module().items():
         _patch(torch.accelerator, name, value)
     _patch(torch.backends.cudnn, "is_available", lambda: True)
     # cuDNN's kernels are CUDA's own: the simulated GPU runs PyTorch's (an RNN its fused cells), so no tensor of
@@ -391,7 +199,7 @@ def install() -> torch.device:
     _patch(torch, "set_default_device", _default_device(torch.set_default_device))
     _patch(torch, "get_default_device", lambda original=torch.get_default_device: _as_cuda(original()))
     _patch(torch, "set_default_tensor_type", _default_tensor_type(torch.set_default_tensor_type))
-    _patch(torch, "compile", _not_simulated("torch.compile", "compile"))
+    _patch(torch, "compile", not_simulated("torch.compile", "compile"))
     _patch(torch.profiler, "profile", _profiler(torch.profiler.profile))
     _patch(torch, "Generator", _Generator)
     _patch(torch.nn, "DataParallel", _DataParallel)
@@ -407,7 +215,7 @@ def install() -> torch.device:
     import torch.distributed as dist
 
     if hasattr(dist, "init_process_group"):
-        _patch(dist, "init_process_group", _not_simulated("torch.distributed.init_process_group", "nccl"))
+        _patch(dist, "init_process_group", not_simulated("torch.distributed.init_process_group", "nccl"))
     _mode = CudaAsSim()
     _mode.__enter__()
     return _SIM
@@ -430,7 +238,7 @@ def _default_tensor_type(original):
 
     def set_default_tensor_type(t):
         nonlocal on_gpu
-        host = _cuda_type(t)
+        host = cuda_type(t)
         original(host or t)
         if host is not None or on_gpu:
             on_gpu = host is not None
@@ -448,7 +256,7 @@ def _storage_to_gpu(self, device=None, non_blocking=False):
     """``storage.cuda()`` (``torch.load(f, map_location=lambda storage, loc: storage.cuda())``): a copy whose
     tensors are on the simulated GPU, as torch.load makes them for ``map_location='cuda'``."""
     if device is not None:
-        is_cuda(_as_device(device))
+        is_cuda(as_device(device))
     return self if self.device.type == sim.NAME else sim.as_device_storage(self.clone())
 
 
@@ -482,10 +290,6 @@ def _grad_scaler(original, cuda=False):
         args = args if cuda or not args else args[1:]
         return original(sim.NAME if is_cuda(device) else device, *args, **kwargs)
     return scaler
-
-
-def _seed(seed) -> None:
-    torch.default_generator.manual_seed(int(seed))  # the simulated GPU draws from the CPU's generator
 
 
 def uninstall() -> None:
