@@ -7,7 +7,8 @@ syntax (``%magic``, ``!shell``) are left out, blank, so the lines keep their num
 expression is evaluated, and shown as a notebook shows it (its ``repr``), through ``display``.  Of the
 cell magics, ``%%writefile [-a] FILE`` writes its cell to FILE (a later cell may import it), those
 whose cell is Python (``%%time``, ``%%capture``, ...) run it, and the rest (``%%bash``, ``%%html``,
-...) are left out, as ``!shell`` lines are.
+...) are left out, as ``!shell`` lines are.  ``get_ipython()`` gives a shell whose magics do nothing,
+and ``tqdm.notebook``'s bars (Jupyter's widgets) are tqdm's own, drawn in the terminal.
 
 Running the cells in this process, rather than in a kernel (nbclient), is what lets the machine
 of :mod:`kata.asgpu._gpu` be set up around them as for a script, and costs no kernel's start.
@@ -19,6 +20,8 @@ import ast
 import json
 import linecache
 import shlex
+import sys
+import types
 from pathlib import Path
 from typing import NamedTuple
 
@@ -62,10 +65,41 @@ def _display(*values) -> None:
             print(repr(value))
 
 
+class _Shell:
+    """What ``get_ipython()`` gives a notebook's code here: a shell whose magics and shell commands do nothing, as
+    the lines of IPython's own syntax are left out."""
+
+    def run_line_magic(self, *args, **kwargs) -> None:
+        return None
+
+    run_cell_magic = system = run_line_magic
+
+    def getoutput(self, *args, **kwargs) -> list:
+        return []
+
+    def __repr__(self) -> str:
+        return "<kata run: a notebook's code cells, run in a terminal>"
+
+
+def _terminal_tqdm() -> None:
+    """``tqdm.notebook`` draws its bars with Jupyter's widgets, which a terminal has not: there they are tqdm's own."""
+    try:
+        import tqdm
+        import tqdm.std
+    except ImportError:
+        return
+    shim = types.ModuleType("tqdm.notebook", "tqdm's own bars, for a notebook's cells run in a terminal (kata run)")
+    shim.tqdm = shim.tqdm_notebook = tqdm.std.tqdm
+    shim.trange = shim.tnrange = tqdm.std.trange
+    sys.modules["tqdm.notebook"] = tqdm.notebook = shim
+
+
 def execute(path: Path) -> None:
     """Run the notebook's code cells in order, in one namespace, as ``__main__``."""
+    shell = _Shell()
     namespace = {"__name__": "__main__", "__file__": str(Path(path).resolve()), "__builtins__": __builtins__,
-                 "display": _display}
+                 "display": _display, "get_ipython": lambda: shell}
+    _terminal_tqdm()
     for name, source, writes in cells(path):
         if writes is not None:
             _write(source, *writes)

@@ -446,20 +446,27 @@ def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
 
 
 def test_a_notebooks_cell_magics_write_run_or_are_left_out(tmp_path, monkeypatch, capsys):
-    """%%writefile writes its cell (a later cell imports it), %%time's cell is Python and runs, %%bash's is not."""
+    """%%writefile writes its cell (a later cell imports it), %%time's cell is Python and runs, %%bash's is not;
+    get_ipython() answers, and tqdm.notebook's bars are the terminal's."""
     from kata.asgpu._notebook import execute
+
+    import tqdm
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "tqdm.notebook", raising=False)   # put back after
+    monkeypatch.delattr(tqdm, "notebook", raising=False)
     path = _notebook(tmp_path / "nb.ipynb", "%%writefile helper.py\ndef twice(x):\n    return 2 * x\n",
                      "%%writefile -a helper.py\nTHREE = 3\n", "%%bash\necho hi > from_bash.txt\nexit 1",
-                     "%%time\nimport helper\nvalue = helper.twice(helper.THREE)\nvalue", "%%capture\n1 / 0")
+                     "%%time\nimport helper\nvalue = helper.twice(helper.THREE)\nvalue",
+                     "from tqdm.notebook import tqdm\nget_ipython().run_line_magic('matplotlib', 'inline')\n"
+                     "steps = [i for i in tqdm(range(3), disable=True)]", "%%capture\n1 / 0")
     with pytest.raises(ZeroDivisionError) as info:
         execute(path)
     assert (tmp_path / "helper.py").read_text() == "def twice(x):\n    return 2 * x\nTHREE = 3\n"
     assert not (tmp_path / "from_bash.txt").exists()
     assert capsys.readouterr().out == "Writing helper.py\nAppending to helper.py\n6\n"
-    assert info.traceback[-1].frame.code.path.endswith("nb.ipynb[cell 5]") and info.traceback[-1].lineno == 1
+    assert info.traceback[-1].frame.code.path.endswith("nb.ipynb[cell 6]") and info.traceback[-1].lineno == 1
 
 
 @pytest.mark.slow
