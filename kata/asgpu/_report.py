@@ -151,6 +151,7 @@ def _user_frames(exc: BaseException, folder: Path) -> list:
 def lesson_for(exc: BaseException, folder: Path) -> str | None:
     """The kata's lesson for this error, in the learner's language, or None."""
     from kata.checks import lessons
+    from kata.checks.checkpoints import unreadable_problem
     from kata.checks.messages import (
         device_type,
         loss_misuse,
@@ -163,6 +164,9 @@ def lesson_for(exc: BaseException, folder: Path) -> str | None:
     refusal = numpy_refusal(exc)
     if refusal is not None:
         return _(lessons.NUMPY_LESSONS[refusal])
+    unreadable = unreadable_problem(type(exc).__name__, str(exc))   # torch.load's weights_only=True refused a file
+    if unreadable is not None:
+        return unreadable
     if mixed_devices(exc):
         places = placed_of(exc, folder)
         models_on_gpu = any(p["kind"] == "module" and device_type(p) not in (None, "cpu") for p in places.values())

@@ -56,8 +56,9 @@ def refused_global(kind: str, message: str) -> str | None:
     return found.group(1) if found else None
 
 
-def unreadable_problem(kind: str, message: str, path) -> str | None:
-    """The lesson for a checkpoint weights_only=True refuses (by what it holds), or None for another error."""
+def unreadable_problem(kind: str, message: str, path=None) -> str | None:
+    """The lesson for a checkpoint weights_only=True refuses (by what it holds), or None for another error; with
+    the file's ``path``, what torch.load said of it on the next line."""
     name = refused_global(kind, message)
     if name is None:
         operand = re.search(r"Unsupported operand (\d+)", message) if kind == "UnpicklingError" else None
@@ -74,10 +75,13 @@ def unreadable_problem(kind: str, message: str, path) -> str | None:
         kind = "numpy"
     else:
         kind = "class"
+    lesson = say(lessons.CKPT_UNREADABLE[kind], name=name.rsplit(".", 1)[-1])
+    if path is None:
+        return lesson
     gist = next((line.strip() for line in _ANSI.sub("", message).splitlines() if "Unsupported global" in line), "")
     gist = re.sub(r"_kata_target_\d+\.", "", gist.split(" was not an allowed global")[0])
-    return (say(lessons.CKPT_UNREADABLE[kind], name=name.rsplit(".", 1)[-1]) + "\n"
-            + say(lessons.CKPT_REFUSED_AS, path=Path(path).name, gist=gist.replace("WeightsUnpickler error: ", "")))
+    return lesson + "\n" + say(lessons.CKPT_REFUSED_AS, path=Path(path).name,
+                                gist=gist.replace("WeightsUnpickler error: ", ""))
 
 
 def read_problem(held: Mapping, path) -> str | None:

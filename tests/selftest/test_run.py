@@ -246,6 +246,17 @@ def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path
     assert len(lines) == 2 and "s.py:1" in lines[1] and "stats()" in lines[1]
 
 
+def test_a_file_torch_load_refuses_gets_the_kata_s_lesson_on_what_it_holds(tmp_path):
+    """Scripts written before PyTorch 2.6 torch.load what weights_only=True, now the default, refuses."""
+    from kata.asgpu._report import lesson_for
+
+    for held, kind in ((nn.Linear(1, 1), "model"), ({"mean": np.float64(0.5)}, "numpy")):
+        torch.save(held, tmp_path / "saved.pt")
+        with pytest.raises(Exception) as info:   # noqa: PT011 - pickle's UnpicklingError, whatever torch wraps it in
+            torch.load(tmp_path / "saved.pt")
+        assert lesson_for(info.value, tmp_path) == _(lessons.CKPT_UNREADABLE[kind])
+
+
 def test_the_cuda_machine_is_put_back():
     ok, why = sim.support()
     if not ok:
@@ -448,9 +459,9 @@ def test_a_notebooks_code_cells_are_named_and_ipython_lines_blanked(tmp_path):
 def test_a_notebooks_cell_magics_write_run_or_are_left_out(tmp_path, monkeypatch, capsys):
     """%%writefile writes its cell (a later cell imports it), %%time's cell is Python and runs, %%bash's is not;
     get_ipython() answers, and tqdm.notebook's bars are the terminal's."""
-    from kata.asgpu._notebook import execute
-
     import tqdm
+
+    from kata.asgpu._notebook import execute
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
