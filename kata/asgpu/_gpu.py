@@ -11,6 +11,9 @@ default, ``torch.compile``, NCCL) raises :class:`NotSimulated`, one line saying 
 
 from __future__ import annotations
 
+import sys
+import warnings
+
 import torch
 from torch.overrides import TorchFunctionMode
 
@@ -78,6 +81,22 @@ class CudaAsSim(TorchFunctionMode):
         except (RuntimeError, TypeError, ValueError) as err:
             in_cuda_words(err)
             raise
+
+
+def said_at_the_caller(showwarning):
+    """``showwarning`` for a warning PyTorch's C++ gives inside the mode: Python names the innermost Python frame,
+    which is the mode's call of the op here, so it is said at the line that called the op, as without the mode."""
+    def show(message, category, filename, lineno, file=None, line=None):
+        if filename == __file__:
+            frame = sys._getframe(1)
+            while frame is not None and frame.f_code.co_filename != __file__:   # up to the mode's frame
+                frame = frame.f_back
+            while frame is not None and frame.f_code.co_filename == __file__:   # and past it
+                frame = frame.f_back
+            if frame is not None:
+                filename, lineno, line = frame.f_code.co_filename, frame.f_lineno, None
+        return showwarning(message, category, filename, lineno, file, line)
+    return show
 
 
 def cuda_words(text: str) -> str:
@@ -183,6 +202,7 @@ def install() -> torch.device:
     _patched.append((sim_active, None, None))
     for name, value in cuda_module().items():
         _patch(torch.cuda, name, value)
+    _patch(warnings, "showwarning", said_at_the_caller(warnings.showwarning))
     for name, value in accelerator_module().items():
         _patch(torch.accelerator, name, value)
     _patch(torch.backends.cudnn, "is_available", lambda: True)

@@ -246,6 +246,21 @@ def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path
     assert len(lines) == 2 and "s.py:1" in lines[1] and "stats()" in lines[1]
 
 
+def test_a_warning_from_pytorchs_cpp_is_said_at_the_scripts_line(gpu):
+    import warnings
+
+    from kata.asgpu import _gpu
+
+    seen = []
+    assert warnings.showwarning.__qualname__ == "said_at_the_caller.<locals>.show"
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = _gpu.said_at_the_caller(lambda *shown: seen.append(shown))
+        line = sys._getframe().f_lineno + 1
+        torch.tensor([np.ones(2), np.ones(2)], device="cuda")   # "... from a list of numpy.ndarrays is extremely slow"
+    assert [(filename, lineno) for _message, _kind, filename, lineno, *_ in seen] == [(__file__, line)], seen
+
+
 def test_a_file_torch_load_refuses_gets_the_kata_s_lesson_on_what_it_holds(tmp_path):
     """Scripts written before PyTorch 2.6 torch.load what weights_only=True, now the default, refuses."""
     from kata.asgpu._report import lesson_for
