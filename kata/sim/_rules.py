@@ -55,11 +55,12 @@ _INDEX = _aten.index.Tensor
 INDEX_OPS = {_INDEX, _aten.index_put_.default, _aten.index_put.default,
              _aten._index_put_impl_.default}
 # A packed sequence's lengths and batch sizes are on the CPU whatever device its data is on (torch/nn/utils/rnn.py,
-# PackedSequence: "batch_sizes ... always on CPU"; aten/src/ATen/native/PackedSequence.cpp reads them there): the
-# ops of packing take them there and give them back there. op -> (arguments taken on the CPU, results made there).
-HOST_SIDE = {_aten._pack_padded_sequence.default: ((1,), (1,)),
-             _aten._pad_packed_sequence.default: ((1,), (1,)),
-             _aten._pack_padded_sequence_backward.default: ((2,), ())}
+# PackedSequence: "batch_sizes ... always on CPU"; aten/src/ATen/native/PackedSequence.cpp reads them there):
+# packing takes the lengths there and gives the batch sizes there; unpacking and a recurrent layer take them there
+# and unpacking gives its lengths there (composites, which reach the device whole in inference mode).
+# op -> (arguments taken on the CPU, results made there).
+HOST_SIDE = {_aten._pack_padded_sequence.default: ((1,), (1,)), _aten._pad_packed_sequence.default: ((1,), (1,)),
+             **{getattr(_aten, rnn).data: ((1,), ()) for rnn in ("lstm", "gru", "rnn_tanh", "rnn_relu")}}
 
 _EQUAL = _aten.equal.default
 # The kernels a CPU batch's convolution runs when MKLDNN does not take it (a small batch: Convolution.cpp,
