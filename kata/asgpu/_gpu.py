@@ -31,7 +31,7 @@ from kata.asgpu._cuda import (
 from kata.asgpu._limits import NotSimulated
 
 __all__ = ["CUDA", "NAME_OF_DEVICE", "CudaAsSim", "cuda_words", "in_cuda_words", "install", "is_cuda",
-           "uninstall"]
+           "said_at_the_caller", "uninstall"]
 
 _SIM = None  # torch.device("simgpu:0") once installed
 _TO = {torch.Tensor.to, torch.Tensor.new_empty, torch.Tensor.new_zeros, torch.Tensor.new_ones,
