@@ -144,6 +144,14 @@ def count_syncs():
         _counters.remove(syncs)
 
 
+class _SyncsFirst(list):
+    """``warnings.filters`` while CUDA's syncs are counted: its first filter lets each sync's warning through, and a
+    filter added in front (``warnings.simplefilter("ignore")``, as notebooks often begin) goes after it."""
+
+    def insert(self, index, item) -> None:
+        super().insert(1 if index == 0 and self else index, item)
+
+
 @contextlib.contextmanager
 def count_cuda_syncs():
     """:func:`count_syncs` for real CUDA: the syncs that ``torch.cuda.set_sync_debug_mode("warn")``
@@ -180,6 +188,7 @@ def count_cuda_syncs():
         torch.cuda.set_sync_debug_mode("warn")
     with warnings.catch_warnings():
         warnings.filterwarnings("always", message=".*" + re.escape(CUDA_SYNC_WARNING))
+        warnings.filters = _SyncsFirst(warnings.filters)   # a script's "ignore" silences its own warnings only
         shown, warnings.showwarning = warnings.showwarning, showwarning
         for m, original in zip(modules, originals, strict=True):
             m.synchronize = explicit(original)
