@@ -121,6 +121,7 @@ def cuda_module() -> dict:
         "current_stream": lambda device=None: DefaultStream(), "default_stream": lambda device=None: DefaultStream(),
         "Event": _Event,
         "is_bf16_supported": lambda *a, **k: True, "is_current_stream_capturing": lambda: False,
+        "set_sync_debug_mode": sim.set_sync_debug_mode, "get_sync_debug_mode": sim.get_sync_debug_mode,
     }
     answers.update({name: not_simulated(f"torch.cuda.{name}", "memory") for name in _MEMORY})
     answers.update({name: not_simulated(f"torch.cuda.{name}", "stream") for name in _STREAMS})

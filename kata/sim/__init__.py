@@ -183,7 +183,7 @@ from ._backend import NAME, is_sim, support
 from ._device import SimTensor
 from ._install import active, install
 from ._saving import as_device_storage
-from ._syncs import Syncs, count_cuda_syncs, count_syncs
+from ._syncs import Syncs, count_cuda_syncs, count_syncs, get_sync_debug_mode, set_sync_debug_mode
 
 __all__ = ["NAME", "SimTensor", "Syncs", "active", "as_device_storage", "count_cuda_syncs", "count_syncs",
-           "install", "is_sim", "support"]
+           "get_sync_debug_mode", "install", "is_sim", "set_sync_debug_mode", "support"]

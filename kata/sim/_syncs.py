@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 
 import torch
 
-__all__ = ["CUDA_SYNC_WARNING", "Syncs", "count_cuda_syncs", "count_syncs", "counted", "defer", "flush", "record"]
+__all__ = ["CUDA_SYNC_WARNING", "Syncs", "count_cuda_syncs", "count_syncs", "counted", "defer", "flush",
+           "get_sync_debug_mode", "record", "set_sync_debug_mode"]
 
 
 @dataclass
@@ -64,13 +65,52 @@ _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(_TORCH_DIR) + os.sep + "numpy",
 
 
 def _caller() -> str:
-    frame = sys._getframe(2)
-    while frame is not None:
-        filename = frame.f_code.co_filename
-        if not filename.startswith(_SKIP_DIRS):
-            return f"{filename}:{frame.f_lineno}"
+    frame = _callers_frame(3)
+    return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+
+
+def _callers_frame(depth: int):
+    """The frame of the code that asked for the sync: the first outside torch, NumPy, matplotlib and the kata,
+    from `depth` frames up (1: the function that asks)."""
+    frame = sys._getframe(depth)
+    while frame is not None and frame.f_code.co_filename.startswith(_SKIP_DIRS):
         frame = frame.f_back
-    return "?"
+    return frame
+
+
+_debug_mode = 0  # as CUDA's sync debug mode: 0 default, 1 warn at each sync, 2 raise at each sync
+_DEBUG_MODES = {"default": 0, "warn": 1, "error": 2}
+
+
+def set_sync_debug_mode(debug_mode) -> None:
+    """``torch.cuda.set_sync_debug_mode`` for the simulated device: ``"warn"`` (1) warns "called a synchronizing
+    CUDA operation" at each sync, at the line that asked for it; ``"error"`` (2) raises it; ``"default"`` (0) does
+    neither (torch/cuda/__init__.py; c10/cuda/CUDAFunctions.cpp, warn_or_error_on_sync)."""
+    global _debug_mode
+    if isinstance(debug_mode, str):
+        if debug_mode not in _DEBUG_MODES:
+            raise RuntimeError("invalid value of debug_mode, expected one of `default`, `warn`, `error`")
+        debug_mode = _DEBUG_MODES[debug_mode]
+    _debug_mode = int(debug_mode)
+
+
+def get_sync_debug_mode() -> int:
+    return _debug_mode
+
+
+def _debug(frame) -> None:
+    """What CUDA's sync debug mode does at a sync."""
+    import warnings
+
+    if _debug_mode >= 2:
+        raise RuntimeError(CUDA_SYNC_WARNING)
+    if frame is None:
+        warnings.warn(CUDA_SYNC_WARNING, UserWarning, stacklevel=4)
+    else:   # at the line that asked, once per line under the default filter, as a warning from PyTorch's C++
+        globals_ = frame.f_globals
+        warnings.warn_explicit(CUDA_SYNC_WARNING, UserWarning, frame.f_code.co_filename, frame.f_lineno,
+                               module=globals_.get("__name__"), registry=globals_.setdefault("__warningregistry__", {}),
+                               module_globals=globals_)
 
 
 class _InFlight:
@@ -107,9 +147,12 @@ def record(kind: str) -> None:
     :func:`count_syncs` block."""
     if _in_flight.copies:
         flush()
-    if _quiet or not _counters:
+    if _quiet or not (_counters or _debug_mode):
         return
-    where = _caller()
+    frame = _callers_frame(2)
+    if _debug_mode:
+        _debug(frame)
+    where = "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
     for syncs in _counters:
         syncs.by_kind[kind] += 1
         syncs.events.append((kind, where))

@@ -246,6 +246,32 @@ def test_what_is_not_simulated_stops_with_one_line_and_the_scripts_line(tmp_path
     assert len(lines) == 2 and "s.py:1" in lines[1] and "stats()" in lines[1]
 
 
+def test_the_sync_debug_mode_warns_or_raises_at_each_sync_as_on_cuda(gpu):
+    """torch.cuda.set_sync_debug_mode, which scripts use to find their syncs: each sync warns at its line, or raises."""
+    import warnings
+
+    x = torch.ones(3, device="cuda")
+    try:
+        torch.cuda.set_sync_debug_mode("warn")
+        with pytest.warns(UserWarning, match="^called a synchronizing CUDA operation$") as caught:
+            line = sys._getframe().f_lineno + 1
+            x.sum().item()
+        assert [(w.filename, w.lineno) for w in caught] == [(__file__, line)]
+        with warnings.catch_warnings(record=True) as quiet:
+            warnings.simplefilter("always")
+            x.sum().to("cuda")   # no sync, no warning
+        assert not quiet
+        torch.cuda.set_sync_debug_mode(2)
+        assert torch.cuda.get_sync_debug_mode() == 2
+        with pytest.raises(RuntimeError, match="^called a synchronizing CUDA operation$"):
+            float(x.sum())
+        with pytest.raises(RuntimeError, match="invalid value of debug_mode"):
+            torch.cuda.set_sync_debug_mode("loud")
+    finally:
+        torch.cuda.set_sync_debug_mode("default")
+    assert torch.cuda.get_sync_debug_mode() == 0
+
+
 def test_a_warning_from_pytorchs_cpp_is_said_at_the_scripts_line(gpu):
     import warnings
 
