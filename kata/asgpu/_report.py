@@ -41,6 +41,11 @@ LINE_PER_PASS = N_("    {where}  {kind} {count} times, {per} per pass over the D
                    "  | {source}")
 LINE_ONE_PASS = N_("    {where}  {kind} {count} times, in the one pass over the DataLoader at {loop}  | {source}")
 LINE_ONCE_IN_LOOP = N_("    {where}  {kind} once, in the loop over the DataLoader at {loop}  | {source}")
+# A line that syncs in more than one DataLoader's loop (a model's forward, run by training and by evaluation), or
+# outside them too: each other loop, and what is outside, after the first.
+ALSO_PER_PASS = N_(", {per} per pass over the DataLoader at {loop} ({passes} passes)")
+ALSO_ONE_PASS = N_(", {count} in the one pass over the DataLoader at {loop}")
+ALSO_OUTSIDE = N_(", {count} outside those loops")
 PER_BATCH_HINT = N_("  A sync per batch keeps a GPU waiting for Python at every step: keep running sums on the GPU "
                     "(a tensor) and read them once per epoch (.item() after the loop).")
 TRACEBACK = N_("Traceback (most recent call last; the script's own lines):")
@@ -87,6 +92,22 @@ def _per_pass(counts: Counter, passes) -> tuple[str, float, int]:
     return label, inside / runs, runs
 
 
+def _with_other_loops(line: str, tail: str, counts: Counter, count: int, passes, folder: Path) -> str:
+    """A report's line, its count in each other loop that holds it and outside them said before its source."""
+    also = []
+    for label, inside in counts.most_common()[1:]:
+        runs = len(passes.spans.get(label, ())) or 1
+        loop = _short(label, folder)[0]
+        also.append(say(ALSO_PER_PASS, per=format(inside / runs, "g"), loop=loop, passes=runs) if runs > 1
+                    else say(ALSO_ONE_PASS, count=inside, loop=loop))
+    outside = count - sum(counts.values())
+    if outside:
+        also.append(say(ALSO_OUTSIDE, count=outside))
+    if not also or not line.endswith(tail):
+        return line
+    return line[:-len(tail)] + "".join(also) + tail
+
+
 def per_batch_lines(syncs, passes, folder: Path) -> list[str]:
     """The lines ('train.py:61') that wait for the GPU more than once per pass over a DataLoader, whatever kind of
     sync each is (the simulator names kinds; CUDA's debug mode says 'a sync'): what a GPU's run and the
@@ -112,8 +133,9 @@ def sync_report(syncs, passes, folder: Path) -> str:
             per_batch = per_batch or per > 1
             per_pass = format(per, "g")
             form = LINE_ONCE_IN_LOOP if count == 1 else LINE_PER_PASS if runs > 1 else LINE_ONE_PASS
-            out.append(say(form, where=name, kind=_kind(kind), count=count, per=per_pass,
-                           loop=_short(label, folder)[0], passes=runs, source=source))
+            line = say(form, where=name, kind=_kind(kind), count=count, per=per_pass,
+                       loop=_short(label, folder)[0], passes=runs, source=source)
+            out.append(_with_other_loops(line, f"  | {source}", loops[(kind, where)], count, passes, folder))
         else:
             out.append(say(LINE if count > 1 else LINE_ONCE, where=name, kind=_kind(kind), count=count,
                            source=source))

@@ -352,6 +352,19 @@ def test_the_report_names_each_line_and_its_count_per_pass(tmp_path):
     passes.end(span, len(one.events))
     assert re.search(r"train\.py:2  `\.item\(\)` once, in the loop over the DataLoader at train\.py:1  \| total",
                      sync_report(one, passes, tmp_path)), "a sync the loop made once"
+    # a line two loops run (a model's forward, in training and in evaluation), and once outside them
+    shared, evaluation, both, two_loops = f"{script}:3", f"{script}:4", sim.Syncs(), Passes()
+    for loop_at, passes_of, per in ((loop, 2, 2), (evaluation, 1, 3)):
+        for _pass in range(passes_of):
+            span = two_loops.start(loop_at, len(both.events))
+            both.events.extend([("item", shared)] * per)
+            two_loops.end(span, len(both.events))
+    both.events.append(("item", shared))
+    both.by_kind["item"] = len(both.events)
+    report = sync_report(both, two_loops, tmp_path)
+    assert re.search(r"train\.py:3  `\.item\(\)` 8 times, 2 per pass over the DataLoader at train\.py:1 \(2 passes\), "
+                     r"3 in the one pass over the DataLoader at train\.py:4, 1 outside those loops  \| print\(acc\)$",
+                     report, re.M), report
 
 
 def test_kata_run_from_python_runs_the_script_in_a_process_of_its_own(tmp_path, capsys):
