@@ -65,7 +65,10 @@ _SKIP_DIRS = (_TORCH_DIR, os.path.dirname(_TORCH_DIR) + os.sep + "numpy",
 
 
 def _caller() -> str:
-    frame = _callers_frame(3)
+    return _where(_callers_frame(3))
+
+
+def _where(frame) -> str:
     return "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
 
 
@@ -152,7 +155,7 @@ def record(kind: str) -> None:
     frame = _callers_frame(2)
     if _debug_mode:
         _debug(frame)
-    where = "?" if frame is None else f"{frame.f_code.co_filename}:{frame.f_lineno}"
+    where = _where(frame)
     for syncs in _counters:
         syncs.by_kind[kind] += 1
         syncs.events.append((kind, where))
