@@ -87,7 +87,11 @@ def tally(syncs, passes) -> tuple[Counter, dict]:
 
 def _per_pass(counts: Counter, passes) -> tuple[str, float, int]:
     """Of a line's counts by loop: the loop that holds most of them, how many per pass over it, and its passes."""
-    label, inside = counts.most_common(1)[0]
+    return _in_loop(*counts.most_common(1)[0], passes)
+
+
+def _in_loop(label: str, inside: int, passes) -> tuple[str, float, int]:
+    """A loop's label, a line's count per pass over it (``inside`` in all), and its passes."""
     runs = len(passes.spans.get(label, ())) or 1
     return label, inside / runs, runs
 
@@ -96,9 +100,9 @@ def _with_other_loops(line: str, tail: str, counts: Counter, count: int, passes,
     """A report's line, its count in each other loop that holds it and outside them said before its source."""
     also = []
     for label, inside in counts.most_common()[1:]:
-        runs = len(passes.spans.get(label, ())) or 1
+        _label, per, runs = _in_loop(label, inside, passes)
         loop = _short(label, folder)[0]
-        also.append(say(ALSO_PER_PASS, per=format(inside / runs, "g"), loop=loop, passes=runs) if runs > 1
+        also.append(say(ALSO_PER_PASS, per=format(per, "g"), loop=loop, passes=runs) if runs > 1
                     else say(ALSO_ONE_PASS, count=inside, loop=loop))
     outside = count - sum(counts.values())
     if outside:
